@@ -1,0 +1,32 @@
+package ai.djl.distributed;
+
+/**
+ * The unchecked root of every failure DJL Distributed reports: a store or collective timeout, a
+ * lost peer, a protocol error, or an operation an implementation does not support.
+ *
+ * <p>Misuse (a bad argument, a call on a closed object) is reported with the JDK's {@link
+ * IllegalArgumentException} and {@link IllegalStateException} instead.
+ */
+public class DistributedException extends RuntimeException {
+
+    private static final long serialVersionUID = 1L;
+
+    /**
+     * Creates an exception with a message.
+     *
+     * @param message what failed and why
+     */
+    public DistributedException(String message) {
+        super(message);
+    }
+
+    /**
+     * Creates an exception with a message and a cause.
+     *
+     * @param message what failed and why
+     * @param cause the underlying failure
+     */
+    public DistributedException(String message, Throwable cause) {
+        super(message, cause);
+    }
+}

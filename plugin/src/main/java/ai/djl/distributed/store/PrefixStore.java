@@ -1,0 +1,199 @@
+package ai.djl.distributed.store;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * A namespace inside another store: every key becomes {@code prefix + "/" + key}, exactly as
+ * PyTorch's {@code PrefixStore} joins them, so prefixed keys meet Python ranks' keys. Prefix stores
+ * nest.
+ *
+ * <p>It only rewrites keys. {@link #numKeys()}, the timeout and {@link #hasExtendedApi()} are the
+ * underlying store's. It does not own the underlying store: {@link #close()} leaves it open.
+ */
+public final class PrefixStore implements Store {
+
+    private final String prefix;
+    private final Store store;
+
+    /**
+     * Creates a prefix store.
+     *
+     * @param prefix the prefix, without the joining {@code "/"}
+     * @param store the underlying store
+     * @throws IllegalArgumentException if either is null
+     */
+    public PrefixStore(String prefix, Store store) {
+        if (prefix == null) {
+            throw new IllegalArgumentException("prefix: null (expected: a string)");
+        }
+        if (store == null) {
+            throw new IllegalArgumentException("store: null (expected: a Store to wrap)");
+        }
+        this.prefix = prefix;
+        this.store = store;
+    }
+
+    /**
+     * Returns the prefix.
+     *
+     * @return the prefix, without the joining {@code "/"}
+     */
+    public String getPrefix() {
+        return prefix;
+    }
+
+    /**
+     * Returns the store this one wraps.
+     *
+     * @return the underlying store
+     */
+    public Store getUnderlyingStore() {
+        return store;
+    }
+
+    /**
+     * Returns the first store below any nesting of prefix stores.
+     *
+     * @return the innermost store that is not a {@code PrefixStore}
+     */
+    public Store getUnderlyingNonPrefixStore() {
+        Store s = store;
+        while (s instanceof PrefixStore) {
+            s = ((PrefixStore) s).store;
+        }
+        return s;
+    }
+
+    private String join(String key) {
+        return prefix + "/" + Stores.checkKey(key);
+    }
+
+    private List<String> join(List<String> keys) {
+        List<String> joined = new ArrayList<>(Stores.checkKeys(keys).size());
+        for (String key : keys) {
+            joined.add(join(key));
+        }
+        return joined;
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void set(String key, byte[] value) {
+        store.set(join(key), value);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public byte[] get(String key) {
+        return store.get(join(key));
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public long add(String key, long delta) {
+        return store.add(join(key), delta);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public byte[] compareSet(String key, byte[] expected, byte[] desired) {
+        return store.compareSet(join(key), expected, desired);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public boolean deleteKey(String key) {
+        return store.deleteKey(join(key));
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public boolean check(List<String> keys) {
+        return store.check(join(keys));
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void waitFor(List<String> keys, Duration timeout) {
+        store.waitFor(join(keys), timeout);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public long numKeys() {
+        return store.numKeys();
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void append(String key, byte[] value) {
+        store.append(join(key), value);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public List<byte[]> multiGet(List<String> keys) {
+        return store.multiGet(join(keys));
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void multiSet(List<String> keys, List<byte[]> values) {
+        store.multiSet(join(keys), values);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public boolean hasExtendedApi() {
+        return store.hasExtendedApi();
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void queuePush(String key, byte[] value) {
+        store.queuePush(join(key), value);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public byte[] queuePop(String key) {
+        return store.queuePop(join(key));
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Optional<byte[]> queueTryPop(String key) {
+        return store.queueTryPop(join(key));
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public long queueLength(String key) {
+        return store.queueLength(join(key));
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Duration getTimeout() {
+        return store.getTimeout();
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void setTimeout(Duration timeout) {
+        store.setTimeout(timeout);
+    }
+
+    /** Does nothing: the underlying store belongs to whoever created it. */
+    @Override
+    public void close() {}
+
+    /** {@inheritDoc} */
+    @Override
+    public String toString() {
+        return "PrefixStore(" + prefix + ", " + store + ")";
+    }
+}

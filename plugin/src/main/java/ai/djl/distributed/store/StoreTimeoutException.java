@@ -1,0 +1,50 @@
+package ai.djl.distributed.store;
+
+import java.time.Duration;
+import java.util.List;
+
+/** A blocking store call ran out of time; the message names the keys, the duration and store. */
+public class StoreTimeoutException extends StoreException {
+
+    private static final long serialVersionUID = 1L;
+
+    private final transient List<String> keys;
+    private final Duration timeout;
+
+    /**
+     * Creates the exception.
+     *
+     * @param store the store, as {@code toString()} describes it
+     * @param keys the user keys that were waited for
+     * @param timeout how long the call waited
+     */
+    public StoreTimeoutException(String store, List<String> keys, Duration timeout) {
+        super(
+                "Timed out after "
+                        + timeout.toMillis()
+                        + " ms waiting for keys "
+                        + keys
+                        + " in "
+                        + store);
+        this.keys = List.copyOf(keys);
+        this.timeout = timeout;
+    }
+
+    /**
+     * Returns the keys that were waited for.
+     *
+     * @return the keys, as the caller passed them
+     */
+    public List<String> getKeys() {
+        return keys;
+    }
+
+    /**
+     * Returns how long the call waited.
+     *
+     * @return the timeout that expired
+     */
+    public Duration getTimeout() {
+        return timeout;
+    }
+}

@@ -1,0 +1,156 @@
+package ai.djl.distributed.store;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+
+/** Argument checks and small helpers shared by the store implementations. */
+public final class Stores {
+
+    private Stores() {}
+
+    /**
+     * Checks a key.
+     *
+     * @param key the key
+     * @return the key
+     * @throws IllegalArgumentException if it is null
+     */
+    public static String checkKey(String key) {
+        if (key == null) {
+            throw new IllegalArgumentException("key: null (expected: a string)");
+        }
+        return key;
+    }
+
+    /**
+     * Checks a list of keys.
+     *
+     * @param keys the keys
+     * @return the keys
+     * @throws IllegalArgumentException if the list or a key is null
+     */
+    public static List<String> checkKeys(List<String> keys) {
+        if (keys == null) {
+            throw new IllegalArgumentException("keys: null (expected: a list of keys)");
+        }
+        for (String key : keys) {
+            checkKey(key);
+        }
+        return keys;
+    }
+
+    /**
+     * Checks a value.
+     *
+     * @param name the parameter's name, for the message
+     * @param value the value
+     * @return the value
+     * @throws IllegalArgumentException if it is null
+     */
+    public static byte[] checkValue(String name, byte[] value) {
+        if (value == null) {
+            throw new IllegalArgumentException(name + ": null (expected: a byte array)");
+        }
+        return value;
+    }
+
+    /**
+     * Checks a timeout.
+     *
+     * @param timeout the timeout
+     * @return the timeout
+     * @throws IllegalArgumentException if it is null, zero or negative
+     */
+    public static Duration checkTimeout(Duration timeout) {
+        if (timeout == null || timeout.isZero() || timeout.isNegative()) {
+            throw new IllegalArgumentException(
+                    "timeout: " + timeout + " (expected: a positive duration)");
+        }
+        return timeout;
+    }
+
+    /**
+     * Returns the deadline, in {@link System#nanoTime()} terms, of a timeout starting now;
+     * saturates instead of overflowing for very long timeouts.
+     *
+     * @param timeout the timeout
+     * @return the deadline
+     */
+    public static long deadline(Duration timeout) {
+        long now = System.nanoTime();
+        long nanos;
+        try {
+            nanos = timeout.toNanos();
+        } catch (ArithmeticException e) {
+            nanos = Long.MAX_VALUE / 2;
+        }
+        return now + Math.min(nanos, Long.MAX_VALUE / 2);
+    }
+
+    /**
+     * Parses a counter's value as PyTorch's server does ({@code std::stoll}): optional leading
+     * whitespace and sign, then digits; anything after the digits is ignored.
+     *
+     * @param store the store, for the message
+     * @param key the key, for the message
+     * @param value the stored bytes
+     * @return the number
+     * @throws StoreException if the value does not start with a number
+     */
+    public static long parseCounter(String store, String key, byte[] value) {
+        int i = 0;
+        while (i < value.length && Character.isWhitespace(value[i])) {
+            ++i;
+        }
+        int start = i;
+        if (i < value.length && (value[i] == '-' || value[i] == '+')) {
+            ++i;
+        }
+        int digits = i;
+        while (i < value.length && value[i] >= '0' && value[i] <= '9') {
+            ++i;
+        }
+        if (i == digits) {
+            throw new StoreException(
+                    store + ": add on key '" + key + "' whose value is not a decimal integer");
+        }
+        String text = new String(value, start, i - start, StandardCharsets.US_ASCII);
+        try {
+            return Long.parseLong(text);
+        } catch (NumberFormatException e) {
+            throw new StoreException(store + ": counter '" + key + "' overflows a long: " + text, e);
+        }
+    }
+
+    /**
+     * Returns the decimal ASCII bytes of a counter value.
+     *
+     * @param value the value
+     * @return its bytes
+     */
+    public static byte[] formatCounter(long value) {
+        return Long.toString(value).getBytes(StandardCharsets.US_ASCII);
+    }
+
+    static byte[] concat(byte[] a, byte[] b) {
+        byte[] out = new byte[a.length + b.length];
+        System.arraycopy(a, 0, out, 0, a.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+
+    static void checkSameSize(List<String> keys, List<byte[]> values) {
+        Objects.requireNonNull(keys, "keys");
+        Objects.requireNonNull(values, "values");
+        if (keys.size() != values.size()) {
+            throw new IllegalArgumentException(
+                    "values: "
+                            + values.size()
+                            + " values (expected: one per key, "
+                            + keys.size()
+                            + ")");
+        }
+    }
+}

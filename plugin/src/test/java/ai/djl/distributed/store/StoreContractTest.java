@@ -1,0 +1,325 @@
+package ai.djl.distributed.store;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ai.djl.distributed.NotSupportedException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The contract every {@link Store} keeps, run against each implementation and against each wrapped
+ * in a {@link PrefixStore}. Cases follow PyTorch's {@code test_store.py}; expected values are
+ * written out by hand, not computed by a store.
+ */
+@Timeout(60)
+public abstract class StoreContractTest {
+
+    /** A short wait for cases that expect a timeout. */
+    protected static final Duration SHORT = Duration.ofMillis(300);
+
+    protected Store store;
+    private final List<Store> extra = new ArrayList<>();
+
+    /**
+     * Creates a fresh, empty store for one test.
+     *
+     * @return the store
+     * @throws Exception if it cannot be created
+     */
+    protected abstract Store createStore() throws Exception;
+
+    /**
+     * Opens another handle on the same store (another client, another file instance). The default
+     * returns the same instance, for in-process stores.
+     *
+     * @param store the store created by {@link #createStore()}
+     * @return a handle that sees the same keys
+     * @throws Exception if it cannot be opened
+     */
+    protected Store connectAgain(Store store) throws Exception {
+        return store;
+    }
+
+    /**
+     * Returns how many internal keys a fresh store already counts ({@code init/}, {@code
+     * refcount/}).
+     *
+     * @return the number of keys of an empty store
+     */
+    protected long internalKeys() {
+        return 0;
+    }
+
+    /**
+     * Returns whether this store has queues.
+     *
+     * @return {@code true} if queue calls work
+     */
+    protected boolean hasQueues() {
+        return false;
+    }
+
+    /**
+     * Releases anything the subclass created besides the stores (servers, files).
+     *
+     * @throws Exception if cleanup fails
+     */
+    protected void cleanUp() throws Exception {}
+
+    @BeforeEach
+    void open() throws Exception {
+        store = createStore();
+    }
+
+    @AfterEach
+    void closeAll() throws Exception {
+        for (Store s : extra) {
+            s.close();
+        }
+        store.close();
+        cleanUp();
+    }
+
+    /**
+     * Opens and remembers another handle, closed after the test.
+     *
+     * @return the handle
+     * @throws Exception if it cannot be opened
+     */
+    protected Store other() throws Exception {
+        Store s = connectAgain(store);
+        if (s != store) {
+            extra.add(s);
+        }
+        return s;
+    }
+
+    private static byte[] b(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void setGetCheckAsPyTorchTests() {
+        store.add("key", 1);
+        store.add("key", 2);
+        store.add("key", 3);
+        store.set("key0", "value0");
+        store.add("key3", 1);
+        store.set("key1", "value1");
+        store.add("key3", 2);
+        store.set("key2", "value2");
+        store.add("key3", 3);
+        store.add("key3", 4);
+        store.add("key3", 5);
+        store.add("key3", 6);
+        assertEquals(internalKeys() + 5, store.numKeys());
+        assertEquals("6", store.getString("key"));
+        assertEquals("value0", store.getString("key0"));
+        assertEquals("value1", store.getString("key1"));
+        assertEquals("value2", store.getString("key2"));
+        assertEquals("21", store.getString("key3"));
+        assertTrue(store.check(List.of("key3")));
+        assertFalse(store.check(List.of("Randomkey3")));
+        // A user key starting with '-' must not act as a FileStore tombstone.
+        store.set("-key3", "7");
+        assertEquals("7", store.getString("-key3"));
+        assertEquals("21", store.getString("key3"));
+        store.deleteKey("-key3");
+        assertEquals(internalKeys() + 5, store.numKeys());
+    }
+
+    @Test
+    void setOverwritesAndKeepsBinaryValues() {
+        byte[] all = new byte[256];
+        for (int i = 0; i < all.length; ++i) {
+            all[i] = (byte) i;
+        }
+        store.set("bin", all);
+        assertArrayEquals(all, store.get("bin"));
+        store.set("bin", new byte[0]);
+        assertArrayEquals(new byte[0], store.get("bin"));
+        byte[] big = new byte[1 << 20];
+        for (int i = 0; i < big.length; ++i) {
+            big[i] = (byte) (i * 31 + 7);
+        }
+        store.set("big", big);
+        assertArrayEquals(big, store.get("big"));
+        store.set("uni", "héllo ✓");
+        assertEquals("héllo ✓", store.getString("uni"));
+    }
+
+    @Test
+    void addKeepsDecimalAscii() {
+        assertEquals(-3, store.add("c", -3));
+        assertEquals("-3", store.getString("c"));
+        assertEquals(-3, store.add("c", 0));
+        assertEquals(1L << 40, store.add("c", (1L << 40) + 3));
+        store.set("n", " 12abc");
+        assertEquals(13, store.add("n", 1));
+        store.set("bad", "abc");
+        assertThrows(StoreException.class, () -> store.add("bad", 1));
+    }
+
+    @Test
+    void compareSetHasPyTorchSemantics() {
+        // missing key, non-empty expected: nothing stored, expected returned
+        assertArrayEquals(b("x"), store.compareSet("k", b("x"), b("y")));
+        assertFalse(store.check(List.of("k")));
+        // missing key, empty expected: desired stored
+        assertArrayEquals(b("first"), store.compareSet("k", new byte[0], b("first")));
+        assertEquals("first", store.getString("k"));
+        // present and equal: replaced
+        assertArrayEquals(b("second"), store.compareSet("k", b("first"), b("second")));
+        assertEquals("second", store.getString("k"));
+        // present and different: current returned, unchanged
+        assertArrayEquals(b("second"), store.compareSet("k", b("nope"), b("third")));
+        assertEquals("second", store.getString("k"));
+    }
+
+    @Test
+    void deleteKeyRemovesIt() {
+        store.set("gone", "1");
+        assertTrue(store.deleteKey("gone"));
+        assertFalse(store.check(List.of("gone")));
+        assertEquals(internalKeys(), store.numKeys());
+        store.setTimeout(SHORT);
+        assertThrows(StoreTimeoutException.class, () -> store.get("gone"));
+    }
+
+    @Test
+    void waitTimesOutNamingKeysThenSucceeds() {
+        StoreTimeoutException e =
+                assertThrows(
+                        StoreTimeoutException.class,
+                        () -> store.waitFor(List.of("bad_key"), SHORT));
+        assertTrue(e.getMessage().contains("bad_key"), e.getMessage());
+        assertTrue(e.getMessage().contains("300 ms"), e.getMessage());
+        // a PrefixStore reports the namespaced key, which is what a debugging user needs to see
+        assertEquals(1, e.getKeys().size());
+        assertTrue(e.getKeys().get(0).endsWith("bad_key"), e.getKeys().toString());
+        store.add("good_key", 1);
+        store.waitFor(List.of("good_key"), SHORT);
+        // the store still works after a timed-out wait
+        store.set("after", "ok");
+        assertEquals("ok", store.getString("after"));
+    }
+
+    @Test
+    void getBlocksUntilAnotherHandleSets() throws Exception {
+        Store writer = other();
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            Future<String> got = pool.submit(() -> store.getString("late"));
+            Future<?> waited = pool.submit(() -> store.waitFor(List.of("a", "b")));
+            Thread.sleep(100);
+            assertFalse(got.isDone());
+            writer.set("late", "here");
+            assertEquals("here", got.get(20, TimeUnit.SECONDS));
+            writer.set("a", "1");
+            Thread.sleep(50);
+            assertFalse(waited.isDone(), "woke before every key existed");
+            writer.add("b", 1);
+            waited.get(20, TimeUnit.SECONDS);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void appendMultiGetMultiSet() {
+        store.append("potato", b("po"));
+        store.append("potato", b("tato"));
+        assertEquals("potato", store.getString("potato"));
+        store.multiSet(List.of("m1", "m2", "m3"), List.of(b("a"), b(""), b("ccc")));
+        List<byte[]> got = store.multiGet(List.of("m3", "m1", "m2", "potato"));
+        assertArrayEquals(b("ccc"), got.get(0));
+        assertArrayEquals(b("a"), got.get(1));
+        assertArrayEquals(b(""), got.get(2));
+        assertArrayEquals(b("potato"), got.get(3));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> store.multiSet(List.of("x", "y"), List.of(b("1"))));
+    }
+
+    @Test
+    void badArgumentsAreRejected() {
+        IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> store.set(null, b("v")));
+        assertTrue(e.getMessage().contains("key"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> store.set("k", (byte[]) null));
+        assertThrows(IllegalArgumentException.class, () -> store.setTimeout(Duration.ZERO));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> store.waitFor(List.of("k"), Duration.ofMillis(-1)));
+    }
+
+    @Test
+    void queuesWorkOrSayTheyAreNotSupported() {
+        if (!hasQueues()) {
+            NotSupportedException e =
+                    assertThrows(NotSupportedException.class, () -> store.queuePush("q", b("1")));
+            assertTrue(e.getMessage().contains("queuePush"), e.getMessage());
+            return;
+        }
+        store.queuePush("q", b("1"));
+        store.queuePush("q", b("2"));
+        assertTrue(store.check(List.of("q")));
+        assertEquals(2, store.queueLength("q"));
+        assertArrayEquals(b("1"), store.queuePop("q"));
+        assertArrayEquals(b("2"), store.queueTryPop("q").orElseThrow());
+        assertTrue(store.queueTryPop("q").isEmpty());
+        assertEquals(0, store.queueLength("q"));
+        store.setTimeout(SHORT);
+        assertThrows(StoreTimeoutException.class, () -> store.queuePop("q"));
+    }
+
+    @Test
+    void concurrentAddsLoseNothing() throws Exception {
+        int threads = 8;
+        int adds = 250;
+        List<Store> handles = new ArrayList<>();
+        for (int t = 0; t < threads; ++t) {
+            handles.add(t % 2 == 0 ? store : other());
+        }
+        CountDownLatch start = new CountDownLatch(1);
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            List<Future<?>> futures = new ArrayList<>();
+            for (int t = 0; t < threads; ++t) {
+                Store s = handles.get(t);
+                futures.add(
+                        pool.submit(
+                                () -> {
+                                    start.await();
+                                    for (int i = 0; i < adds; ++i) {
+                                        s.add("counter", 1);
+                                    }
+                                    return null;
+                                }));
+            }
+            start.countDown();
+            for (Future<?> f : futures) {
+                f.get(50, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertEquals(threads * adds, store.add("counter", 0));
+        assertEquals(Integer.toString(threads * adds), store.getString("counter"));
+    }
+}
