@@ -1,0 +1,256 @@
+package ai.djl.distributed.store.tcp;
+
+import ai.djl.distributed.store.StoreException;
+import ai.djl.distributed.store.Stores;
+import ai.djl.distributed.store.tcp.PendingCall.Reply;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import java.time.Duration;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * One client connection to a TCPStore server, on the event loops shared by the JVM's clients.
+ * Queries go out in the order {@link #send} is called and replies are matched in that order; the
+ * caller serialises queries that must not interleave. Not reusable after it fails.
+ */
+final class StoreConnection implements AutoCloseable {
+
+    private static final Duration FIRST_BACKOFF = Duration.ofMillis(100);
+    private static final Duration MAX_BACKOFF = Duration.ofSeconds(5);
+
+    private final Channel channel;
+    private final Queue<PendingCall> pending;
+    private final StoreResponseDecoder decoder;
+    private final EventLoopGroup group;
+    private boolean closed;
+
+    private StoreConnection(Channel channel, Queue<PendingCall> pending, StoreResponseDecoder decoder, EventLoopGroup group) {
+        this.channel = channel;
+        this.pending = pending;
+        this.decoder = decoder;
+        this.group = group;
+    }
+
+    /**
+     * Connects, retrying refused or reset connections with jittered exponential backoff until the
+     * timeout, then validates the protocol (VALIDATE, then a PING that must echo its nonce).
+     *
+     * @param host the server's host
+     * @param port the server's port
+     * @param timeout how long to keep trying
+     * @return the connection
+     * @throws StoreException if no server answered correctly in time
+     */
+    static StoreConnection connect(String host, int port, Duration timeout) {
+        long deadline = Stores.deadline(timeout);
+        long backoff = FIRST_BACKOFF.toNanos();
+        Throwable last = null;
+        while (true) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                throw new StoreException("The client socket has timed out after " + timeout.toMillis() + " ms while trying to connect to (" + host + ", " + port + ")", last);
+            }
+            try {
+                return open(host, port, Duration.ofNanos(left));
+            } catch (StoreException e) {
+                last = e.getCause() != null ? e.getCause() : e;
+            }
+            // jitter of +-50 %, as PyTorch's ExponentialBackoffWithJitter
+            long sleep = (long) (backoff * (0.5 + ThreadLocalRandom.current().nextDouble()));
+            sleep = Math.min(sleep, deadline - System.nanoTime());
+            if (sleep > 0) {
+                try {
+                    TimeUnit.NANOSECONDS.sleep(sleep);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new StoreException("interrupted while connecting to " + host + ":" + port, e);
+                }
+            }
+            backoff = Math.min((long) (backoff * 1.5), MAX_BACKOFF.toNanos());
+        }
+    }
+
+    private static StoreConnection open(String host, int port, Duration timeout) {
+        String peer = host + ":" + port;
+        Queue<PendingCall> pending = new ConcurrentLinkedQueue<>();
+        StoreResponseDecoder decoder = new StoreResponseDecoder(pending, peer);
+        EventLoopGroup group = NettyTransport.acquireClientGroup();
+        Channel channel = null;
+        try {
+            Bootstrap bootstrap =
+                    new Bootstrap()
+                            .group(group)
+                            .channel(NettyTransport.clientChannel())
+                            .option(ChannelOption.TCP_NODELAY, true)
+                            .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE, Math.max(1, timeout.toMillis())))
+                            .handler(
+                                    new ChannelInitializer<Channel>() {
+                                        @Override
+                                        protected void initChannel(Channel ch) {
+                                            ch.pipeline().addLast(new StoreRequestEncoder(), decoder);
+                                        }
+                                    });
+            ChannelFuture future = bootstrap.connect(host, port);
+            if (!future.awaitUninterruptibly(timeout.toMillis() + 1000) || !future.isSuccess()) {
+                future.channel().close();
+                throw new StoreException("cannot connect to " + peer, future.cause());
+            }
+            channel = future.channel();
+            StoreConnection conn = new StoreConnection(channel, pending, decoder, group);
+            conn.handshake(timeout);
+            return conn;
+        } catch (RuntimeException e) {
+            if (channel != null) {
+                channel.close().awaitUninterruptibly(1000);
+            }
+            NettyTransport.releaseClientGroup();
+            throw e instanceof StoreException ? e : new StoreException("cannot connect to " + peer, e);
+        }
+    }
+
+    // VALIDATE opens every connection of PyTorch 2.2+; the PING nonce proves a live, matching peer.
+    private void handshake(Duration timeout) {
+        call(new StoreRequest(StoreOpcode.VALIDATE, List.of(), List.of(), StoreProtocol.MAGIC), Reply.NONE, timeout);
+        long nonce = ProcessHandle.current().pid() & 0xFFFFFFFFL;
+        Object echo = call(new StoreRequest(StoreOpcode.PING, List.of(), List.of(), nonce), Reply.U32, timeout);
+        if (!Long.valueOf(nonce).equals(echo)) {
+            throw new StoreException("Ping failed, invalid value returned from server. Expected: " + nonce + ", Got: " + echo);
+        }
+    }
+
+    /**
+     * Sends a query without waiting for its reply.
+     *
+     * @param request the query
+     * @param reply the shape of its reply
+     * @param count for {@link Reply#MULTI_BYTES}, the number of values
+     * @return the call, whose future completes with the reply (or when written, for {@link
+     *     Reply#NONE})
+     */
+    PendingCall send(StoreRequest request, Reply reply, int count) {
+        PendingCall call = new PendingCall(reply, count, describe(request));
+        Throwable failure = decoder.failure();
+        if (failure != null) {
+            call.future.completeExceptionally(failure);
+            return call;
+        }
+        if (reply != Reply.NONE) {
+            pending.add(call);
+        }
+        channel.writeAndFlush(request)
+                .addListener(
+                        f -> {
+                            if (!f.isSuccess()) {
+                                Throwable cause = decoder.failure() != null ? decoder.failure() : f.cause();
+                                call.future.completeExceptionally(new StoreException("cannot send " + call.description + " to " + channel.remoteAddress() + ": " + cause.getMessage(), cause));
+                                channel.close();
+                            } else if (reply == Reply.NONE) {
+                                call.future.complete(null);
+                            }
+                        });
+        return call;
+    }
+
+    /**
+     * Sends a query and blocks for its reply.
+     *
+     * @param request the query
+     * @param reply the shape of its reply
+     * @param timeout how long to wait for the reply
+     * @return the reply
+     * @throws StoreException if the connection failed, or no reply came in time (the connection
+     *     is then closed, since later replies could no longer be matched)
+     */
+    Object call(StoreRequest request, Reply reply, Duration timeout) {
+        int count = reply == Reply.MULTI_BYTES ? request.keys().size() : 0;
+        return await(send(request, reply, count), timeout);
+    }
+
+    /**
+     * Blocks for a call's reply.
+     *
+     * @param call the call
+     * @param timeout how long to wait
+     * @return the reply
+     * @throws StoreException as {@link #call} does
+     */
+    Object await(PendingCall call, Duration timeout) {
+        Object result = awaitOrNull(call.future, timeout);
+        if (result == TIMED_OUT) {
+            channel.close();
+            throw new StoreException("no reply to " + call.description + " from " + channel.remoteAddress() + " within " + timeout.toMillis() + " ms; connection closed");
+        }
+        return result;
+    }
+
+    private static final Object TIMED_OUT = new Object();
+
+    /**
+     * Blocks for a future, returning a marker instead of throwing when the time runs out.
+     *
+     * @return the result, or {@link #TIMED_OUT}
+     */
+    static Object awaitOrNull(CompletableFuture<Object> future, Duration timeout) {
+        try {
+            return future.get(Math.max(1, timeout.toNanos()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            return TIMED_OUT;
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof StoreException) {
+                // rethrown on this thread, with its stack, naming the original as the cause
+                throw new StoreException(cause.getMessage(), cause);
+            }
+            throw new StoreException("store call failed: " + cause, cause);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StoreException("interrupted while waiting for the store", e);
+        }
+    }
+
+    static boolean timedOut(Object result) {
+        return result == TIMED_OUT;
+    }
+
+    private static String describe(StoreRequest request) {
+        return request.keys().isEmpty() ? request.opcode().toString() : request.opcode() + " " + request.keys();
+    }
+
+    /**
+     * Returns whether the connection is still usable.
+     *
+     * @return {@code true} while it is open and has not failed
+     */
+    boolean isOpen() {
+        return channel.isActive() && decoder.failure() == null;
+    }
+
+    /** Closes the connection; idempotent. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        channel.close().awaitUninterruptibly(5000);
+        NettyTransport.releaseClientGroup();
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public String toString() {
+        return String.valueOf(channel.remoteAddress());
+    }
+
+}

@@ -1,0 +1,37 @@
+package ai.djl.distributed.store.tcp;
+
+/** Constants of PyTorch's TCPStore protocol, and this server's default limits. */
+public final class StoreProtocol {
+
+    /** The magic number a client sends with {@link StoreOpcode#VALIDATE}. */
+    public static final int MAGIC = 0x3C85F7CE;
+
+    /** CHECK's reply when every key exists. */
+    public static final int CHECK_READY = 0;
+
+    /** CHECK's reply when some key is missing. */
+    public static final int CHECK_NOT_READY = 1;
+
+    /** WAIT's reply once every key exists. */
+    public static final int STOP_WAITING = 0;
+
+    /** CANCEL_WAIT's reply. */
+    public static final int WAIT_CANCELED = 1;
+
+    /** The prefix PyTorch's client puts before every user key. */
+    public static final String KEY_PREFIX = "/";
+
+    /** The counter every client with a world size adds to; sent without {@link #KEY_PREFIX}. */
+    public static final String INIT_KEY = "init/";
+
+    /** Default bound on one key, in bytes. */
+    public static final int DEFAULT_MAX_KEY_BYTES = 64 * 1024;
+
+    /** Default bound on one request's keys and values together, in bytes. */
+    public static final int DEFAULT_MAX_REQUEST_BYTES = 64 * 1024 * 1024;
+
+    /** Default bound on the key count of CHECK, WAIT, MULTI_GET and MULTI_SET (PyTorch's). */
+    public static final int DEFAULT_MAX_KEYS = 128 * 1024;
+
+    private StoreProtocol() {}
+}

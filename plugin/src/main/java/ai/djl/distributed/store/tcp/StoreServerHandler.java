@@ -1,0 +1,210 @@
+package ai.djl.distributed.store.tcp;
+
+import ai.djl.distributed.store.StoreException;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Serves one client connection: checks the VALIDATE handshake, applies each query to the shared
+ * {@link StoreState} and writes the reply. Replies are flushed once per read burst. Anything
+ * malformed closes this connection alone, with a logged reason.
+ */
+final class StoreServerHandler extends ChannelInboundHandlerAdapter {
+
+    private static final Logger logger = LoggerFactory.getLogger(StoreServerHandler.class);
+    private static final byte[] EMPTY = new byte[0];
+
+    private final StoreState state;
+    private Waiter waiter;
+    private boolean validated;
+
+    StoreServerHandler(StoreState state) {
+        this.state = state;
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        StoreRequest req = (StoreRequest) msg;
+        if (!validated) {
+            // PyTorch 2.2+: the first query of every connection is VALIDATE with the magic.
+            if (req.opcode() != StoreOpcode.VALIDATE || (int) req.number() != StoreProtocol.MAGIC) {
+                closeWith(ctx, "first query is " + req.opcode() + " (0x" + Long.toHexString(req.number()) + "), expected VALIDATE with the protocol magic");
+                return;
+            }
+            validated = true;
+            return;
+        }
+        try {
+            serve(ctx, req);
+        } catch (StoreException e) {
+            closeWith(ctx, e.getMessage());
+        }
+    }
+
+    private void serve(ChannelHandlerContext ctx, StoreRequest req) {
+        switch (req.opcode()) {
+            case VALIDATE:
+                return;
+            case SET:
+                wake(state.set(req.key(), req.value()));
+                return;
+            case COMPARE_SET:
+                List<Waiter> casWoken = new ArrayList<>(0);
+                byte[] current = state.compareSet(req.key(), req.values().get(0), req.values().get(1), casWoken);
+                wake(casWoken);
+                ctx.write(bytes(ctx, current));
+                return;
+            case GET:
+                byte[] value = state.get(req.key());
+                ctx.write(bytes(ctx, value == null ? EMPTY : value));
+                return;
+            case ADD:
+                List<Waiter> addWoken = new ArrayList<>(0);
+                long sum = state.add(req.key(), req.number(), addWoken);
+                wake(addWoken);
+                ctx.write(ctx.alloc().ioBuffer(8).writeLongLE(sum));
+                return;
+            case CHECK:
+                int ready = state.check(req.keys()) ? StoreProtocol.CHECK_READY : StoreProtocol.CHECK_NOT_READY;
+                ctx.write(ctx.alloc().ioBuffer(1).writeByte(ready));
+                return;
+            case WAIT:
+                if (waiter == null) {
+                    waiter = new Waiter(ctx.channel());
+                }
+                if (state.await(waiter, req.keys())) {
+                    ctx.write(ctx.alloc().ioBuffer(1).writeByte(StoreProtocol.STOP_WAITING));
+                }
+                return;
+            case GETNUMKEYS:
+                ctx.write(ctx.alloc().ioBuffer(8).writeLongLE(state.numKeys()));
+                return;
+            case DELETE_KEY:
+                ctx.write(ctx.alloc().ioBuffer(8).writeLongLE(state.delete(req.key()) ? 1 : 0));
+                return;
+            case APPEND:
+                wake(state.append(req.key(), req.value()));
+                return;
+            case MULTI_GET:
+                for (byte[] v : state.multiGet(req.keys())) {
+                    ctx.write(bytes(ctx, v == null ? EMPTY : v));
+                }
+                return;
+            case MULTI_SET:
+                wake(state.multiSet(req.keys(), req.values()));
+                return;
+            case CANCEL_WAIT:
+                cancelWait(ctx);
+                return;
+            case PING:
+                ctx.write(ctx.alloc().ioBuffer(4).writeIntLE((int) req.number()));
+                return;
+            case QUEUE_PUSH:
+                Waiter first = state.queuePush(req.key(), req.value());
+                if (first != null) {
+                    first.wake();
+                }
+                return;
+            case QUEUE_POP:
+                queuePop(ctx, req.key());
+                return;
+            case QUEUE_LEN:
+                ctx.write(ctx.alloc().ioBuffer(8).writeLongLE(state.queueLength(req.key())));
+                return;
+            case LIST:
+                list(ctx);
+                return;
+            default:
+                throw new AssertionError(req.opcode());
+        }
+    }
+
+    private void cancelWait(ChannelHandlerContext ctx) {
+        if (waiter != null) {
+            state.cancel(waiter);
+        }
+        // Queued behind any STOP_WAITING another event loop has already queued for us, so the
+        // client reads STOP_WAITING first, as PyTorch's client expects.
+        ByteBuf reply = ctx.alloc().ioBuffer(1).writeByte(StoreProtocol.WAIT_CANCELED);
+        ctx.channel().eventLoop().execute(() -> ctx.writeAndFlush(reply));
+    }
+
+    private void queuePop(ChannelHandlerContext ctx, String key) {
+        long length = state.queueLength(key);
+        byte[] value = length > 0 ? state.queuePop(key) : null;
+        if (value == null) {
+            ctx.write(ctx.alloc().ioBuffer(8).writeLongLE(0));
+            return;
+        }
+        ctx.write(ctx.alloc().ioBuffer(8).writeLongLE(length));
+        ctx.write(bytes(ctx, value));
+    }
+
+    private void list(ChannelHandlerContext ctx) {
+        List<String> keys = state.list();
+        ByteBuf out = ctx.alloc().ioBuffer();
+        out.writeLongLE(keys.size());
+        for (String key : keys) {
+            out.writeLongLE(key.length());
+            out.writeCharSequence(key, StandardCharsets.ISO_8859_1);
+        }
+        ctx.write(out);
+    }
+
+    // Stored values are never mutated, so large ones are sent without a copy.
+    private static ByteBuf bytes(ChannelHandlerContext ctx, byte[] value) {
+        if (value.length <= 256) {
+            return ctx.alloc().ioBuffer(8 + value.length).writeLongLE(value.length).writeBytes(value);
+        }
+        ByteBuf header = ctx.alloc().ioBuffer(8).writeLongLE(value.length);
+        return Unpooled.wrappedBuffer(header, Unpooled.wrappedBuffer(value));
+    }
+
+    private static void wake(List<Waiter> woken) {
+        if (woken != null) {
+            for (Waiter w : woken) {
+                w.wake();
+            }
+        }
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) {
+        ctx.flush();
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        if (waiter != null) {
+            state.cancel(waiter);
+        }
+        ctx.fireChannelInactive();
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        if (cause instanceof java.io.IOException) {
+            // a client that vanished (reset, broken pipe): nothing to report above debug
+            logger.debug("TcpStore server: connection from {} failed", ctx.channel().remoteAddress(), cause);
+            ctx.close();
+            return;
+        }
+        closeWith(ctx, cause instanceof StoreCodecException ? cause.getMessage() : cause.toString());
+    }
+
+    private void closeWith(ChannelHandlerContext ctx, String reason) {
+        logger.warn("TcpStore server: closing connection from {}: {}", ctx.channel().remoteAddress(), reason);
+        ctx.close();
+    }
+}

@@ -1,0 +1,208 @@
+package ai.djl.distributed.store.tcp;
+
+import ai.djl.distributed.store.Stores;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The keys, queues and waiters of one {@link TcpStoreServer}, shared by all its connections. Every
+ * method takes the one lock; methods that write return the waiters they satisfied, to be woken by
+ * the caller once the lock is released. Keys are raw key bytes held in ISO-8859-1 strings.
+ */
+final class StoreState {
+
+    private final Map<String, byte[]> data = new HashMap<>();
+    private final Map<String, ArrayDeque<byte[]>> queues = new HashMap<>();
+    private final Map<String, List<Waiter>> waiters = new HashMap<>();
+
+    synchronized List<Waiter> set(String key, byte[] value) {
+        data.put(key, value);
+        return satisfy(key, null);
+    }
+
+    synchronized byte[] get(String key) {
+        return data.get(key);
+    }
+
+    /**
+     * Adds to a counter kept as decimal ASCII.
+     *
+     * @return the new value, with the waiters to wake in {@code woken}
+     * @throws ai.djl.distributed.store.StoreException if the current value is not a number
+     */
+    synchronized long add(String key, long delta, List<Waiter> woken) {
+        byte[] old = data.get(key);
+        long value = (old == null ? 0 : Stores.parseCounter("TcpStoreServer", key, old)) + delta;
+        data.put(key, Stores.formatCounter(value));
+        satisfy(key, woken);
+        return value;
+    }
+
+    synchronized byte[] compareSet(String key, byte[] expected, byte[] desired, List<Waiter> woken) {
+        byte[] current = data.get(key);
+        if (current == null) {
+            if (expected.length != 0) {
+                return expected;
+            }
+        } else if (!Arrays.equals(current, expected)) {
+            return current;
+        }
+        data.put(key, desired);
+        satisfy(key, woken);
+        return desired;
+    }
+
+    synchronized List<Waiter> append(String key, byte[] value) {
+        byte[] old = data.get(key);
+        if (old == null) {
+            data.put(key, value);
+        } else {
+            byte[] joined = Arrays.copyOf(old, old.length + value.length);
+            System.arraycopy(value, 0, joined, old.length, value.length);
+            data.put(key, joined);
+        }
+        return satisfy(key, null);
+    }
+
+    synchronized List<Waiter> multiSet(List<String> keys, List<byte[]> values) {
+        List<Waiter> woken = null;
+        for (int i = 0; i < keys.size(); ++i) {
+            data.put(keys.get(i), values.get(i));
+            woken = satisfy(keys.get(i), woken);
+        }
+        return woken;
+    }
+
+    synchronized List<byte[]> multiGet(List<String> keys) {
+        List<byte[]> out = new ArrayList<>(keys.size());
+        for (String key : keys) {
+            out.add(data.get(key));
+        }
+        return out;
+    }
+
+    synchronized boolean delete(String key) {
+        return data.remove(key) != null;
+    }
+
+    synchronized long numKeys() {
+        return data.size();
+    }
+
+    synchronized List<String> list() {
+        return new ArrayList<>(data.keySet());
+    }
+
+    synchronized boolean check(List<String> keys) {
+        for (String key : keys) {
+            if (!exists(key)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Registers a WAIT, replacing any earlier one of the same waiter.
+     *
+     * @return {@code true} if every key already exists (nothing registered)
+     */
+    synchronized boolean await(Waiter waiter, List<String> keys) {
+        cancel(waiter);
+        List<String> missing = new ArrayList<>(keys.size());
+        for (String key : keys) {
+            if (!exists(key)) {
+                missing.add(key);
+            }
+        }
+        if (missing.isEmpty()) {
+            return true;
+        }
+        for (String key : missing) {
+            waiters.computeIfAbsent(key, k -> new ArrayList<>(2)).add(waiter);
+        }
+        waiter.keys = missing;
+        waiter.missing = missing.size();
+        return false;
+    }
+
+    /** Forgets a waiter's WAIT, if any (CANCEL_WAIT, or its connection closed). */
+    synchronized void cancel(Waiter waiter) {
+        if (waiter.missing == 0) {
+            return;
+        }
+        for (String key : waiter.keys) {
+            List<Waiter> list = waiters.get(key);
+            if (list != null && list.remove(waiter) && list.isEmpty()) {
+                waiters.remove(key);
+            }
+        }
+        waiter.keys = List.of();
+        waiter.missing = 0;
+    }
+
+    /** Pushes onto a queue; wakes at most one waiter, the one a pop would then serve. */
+    synchronized Waiter queuePush(String key, byte[] value) {
+        queues.computeIfAbsent(key, k -> new ArrayDeque<>()).addLast(value);
+        List<Waiter> list = waiters.get(key);
+        if (list == null) {
+            return null;
+        }
+        for (Waiter w : list) {
+            if (w.missing == 1) {
+                list.remove(w);
+                if (list.isEmpty()) {
+                    waiters.remove(key);
+                }
+                w.missing = 0;
+                w.keys = List.of();
+                return w;
+            }
+        }
+        return null;
+    }
+
+    /** Pops a queue's head; returns {@code null} if it is empty. */
+    synchronized byte[] queuePop(String key) {
+        ArrayDeque<byte[]> queue = queues.get(key);
+        if (queue == null) {
+            return null;
+        }
+        byte[] value = queue.pollFirst();
+        if (queue.isEmpty()) {
+            queues.remove(key);
+        }
+        return value;
+    }
+
+    synchronized long queueLength(String key) {
+        ArrayDeque<byte[]> queue = queues.get(key);
+        return queue == null ? 0 : queue.size();
+    }
+
+    private boolean exists(String key) {
+        return data.containsKey(key) || queues.containsKey(key);
+    }
+
+    // A write to key: each waiter registered on it misses one key fewer; those at 0 are done.
+    private List<Waiter> satisfy(String key, List<Waiter> woken) {
+        List<Waiter> list = waiters.remove(key);
+        if (list == null) {
+            return woken;
+        }
+        for (Waiter w : list) {
+            if (--w.missing == 0) {
+                w.keys = List.of();
+                if (woken == null) {
+                    woken = new ArrayList<>();
+                }
+                woken.add(w);
+            }
+        }
+        return woken;
+    }
+}

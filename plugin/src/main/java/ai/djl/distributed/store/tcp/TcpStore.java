@@ -1,0 +1,529 @@
+package ai.djl.distributed.store.tcp;
+
+import ai.djl.distributed.store.Store;
+import ai.djl.distributed.store.StoreException;
+import ai.djl.distributed.store.StoreTimeoutException;
+import ai.djl.distributed.store.Stores;
+import ai.djl.distributed.store.tcp.PendingCall.Reply;
+import ai.djl.distributed.store.tcp.PendingCall.WaitResult;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A store served over TCP, speaking PyTorch's TCPStore protocol (2.2 and later): the counterpart
+ * of {@code torch.distributed.TCPStore}. A Java rank can share one store with Python ranks, join
+ * a job whose store PyTorch (or torchrun's agent) serves, or serve one itself ({@link
+ * Builder#optServer(boolean)}, usually on rank 0).
+ *
+ * <p>Keys go on the wire as PyTorch's client sends them: {@code "/" + key}, and the worker counter
+ * as {@code init/}. Connecting retries refused connections with jittered exponential backoff until
+ * the timeout, then checks the server with VALIDATE and PING. If the connection is lost, every
+ * pending and later call fails with a {@link StoreException} naming the server.
+ *
+ * <p>Calls of one instance are serialised on its connection, as PyTorch's client does; use one
+ * instance per thread for parallel traffic. Queues need a server that has them (this one, or
+ * PyTorch's libuv server); PyTorch's legacy server drops the connection on a queue query.
+ */
+public final class TcpStore implements Store {
+
+
+    private final String host;
+    private final int port;
+    private final TcpStoreServer server; // null unless this instance serves
+    private final StoreConnection connection;
+    private final Integer worldSize;
+    private final ReentrantLock lock = new ReentrantLock();
+    private volatile Duration timeout;
+    private boolean closed;
+
+    private TcpStore(Builder b) {
+        this.timeout = b.timeout;
+        this.worldSize = b.worldSize;
+        this.host = b.host;
+        TcpStoreServer started = null;
+        if (b.server) {
+            started = SharedServers.acquire(b.host, b.port, b.multiTenant, b.serverIoThreads);
+        }
+        this.server = started;
+        this.port = started != null ? started.getPort() : b.port;
+        try {
+            String connectHost = started != null && isWildcard(b.host) ? "127.0.0.1" : b.host;
+            connection = StoreConnection.connect(connectHost, port, timeout);
+        } catch (RuntimeException e) {
+            if (started != null) {
+                SharedServers.release(started);
+            }
+            throw e;
+        }
+        if (worldSize != null) {
+            try {
+                rawAdd(StoreProtocol.INIT_KEY, 1);
+                if (b.server && b.waitForWorkers) {
+                    waitForWorkers();
+                }
+            } catch (RuntimeException e) {
+                close();
+                throw e;
+            }
+        }
+    }
+
+    /**
+     * Returns a builder.
+     *
+     * @return a new builder
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Returns the server's host, as given to the builder.
+     *
+     * @return the host
+     */
+    public String getHost() {
+        return host;
+    }
+
+    /**
+     * Returns the server's port (the real one when this instance serves on port 0).
+     *
+     * @return the port
+     */
+    public int getPort() {
+        return port;
+    }
+
+    /**
+     * Returns whether this instance runs the server.
+     *
+     * @return {@code true} for the master instance
+     */
+    public boolean isServer() {
+        return server != null;
+    }
+
+    /**
+     * Blocks until the {@code init/} counter reaches the world size, polling every 10 ms as
+     * PyTorch does, for at most the store timeout.
+     *
+     * @throws IllegalStateException if no world size was given
+     * @throws StoreException naming how many workers joined, if they did not all come in time
+     */
+    public void waitForWorkers() {
+        if (worldSize == null) {
+            throw new IllegalStateException("waitForWorkers needs a world size (optWorldSize)");
+        }
+        Duration limit = timeout;
+        long deadline = Stores.deadline(limit);
+        while (true) {
+            long joined = rawAdd(StoreProtocol.INIT_KEY, 0);
+            if (joined >= worldSize) {
+                return;
+            }
+            if (System.nanoTime() - deadline >= 0) {
+                throw new StoreException("Timed out after " + limit.toSeconds() + " seconds waiting for clients. " + joined + "/" + worldSize + " clients joined.");
+            }
+            sleep(10);
+        }
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void set(String key, byte[] value) {
+        Stores.checkValue("value", value);
+        call(request(StoreOpcode.SET, List.of(wire(key)), List.of(value)), Reply.NONE);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public byte[] get(String key) {
+        String wireKey = wire(key);
+        lock.lock();
+        try {
+            // As PyTorch's client: WAIT first, so the GET never misses.
+            waitLocked(List.of(key), List.of(wireKey), timeout);
+            return (byte[]) callLocked(request(StoreOpcode.GET, List.of(wireKey), List.of()), Reply.BYTES, timeout);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public long add(String key, long delta) {
+        return rawAdd(wire(key), delta);
+    }
+
+    private long rawAdd(String wireKey, long delta) {
+        return (Long) call(new StoreRequest(StoreOpcode.ADD, List.of(wireKey), List.of(), delta), Reply.I64);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public byte[] compareSet(String key, byte[] expected, byte[] desired) {
+        Stores.checkValue("expected", expected);
+        Stores.checkValue("desired", desired);
+        return (byte[]) call(request(StoreOpcode.COMPARE_SET, List.of(wire(key)), List.of(expected, desired)), Reply.BYTES);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public boolean deleteKey(String key) {
+        return (Long) call(request(StoreOpcode.DELETE_KEY, List.of(wire(key)), List.of()), Reply.I64) > 0;
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public boolean check(List<String> keys) {
+        int reply = (Integer) call(request(StoreOpcode.CHECK, wire(keys), List.of()), Reply.U8);
+        return reply == StoreProtocol.CHECK_READY;
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void waitFor(List<String> keys, Duration timeout) {
+        List<String> wireKeys = wire(keys);
+        Stores.checkTimeout(timeout);
+        lock.lock();
+        try {
+            waitLocked(keys, wireKeys, timeout);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // WAIT, and on timeout CANCEL_WAIT, as PyTorch 2.1+ does, so the connection stays in step.
+    private void waitLocked(List<String> keys, List<String> wireKeys, Duration limit) {
+        ensureOpen();
+        PendingCall wait = connection.send(request(StoreOpcode.WAIT, wireKeys, List.of()), Reply.WAIT, 0);
+        Object result = StoreConnection.awaitOrNull(wait.future, limit);
+        if (!StoreConnection.timedOut(result)) {
+            return;
+        }
+        PendingCall cancel = connection.send(request(StoreOpcode.CANCEL_WAIT, List.of(), List.of()), Reply.CANCEL, 0);
+        connection.await(cancel, Duration.ofSeconds(Math.max(10, Math.min(limit.toSeconds(), 60))));
+        if (wait.future.isDone() && wait.future.join() == WaitResult.STOPPED) {
+            return; // the keys landed while we cancelled: nothing was lost, so succeed
+        }
+        throw new StoreTimeoutException(toString(), keys, limit);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public long numKeys() {
+        return (Long) call(request(StoreOpcode.GETNUMKEYS, List.of(), List.of()), Reply.I64);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void append(String key, byte[] value) {
+        Stores.checkValue("value", value);
+        call(request(StoreOpcode.APPEND, List.of(wire(key)), List.of(value)), Reply.NONE);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    @SuppressWarnings("unchecked")
+    public List<byte[]> multiGet(List<String> keys) {
+        List<String> wireKeys = wire(keys);
+        lock.lock();
+        try {
+            waitLocked(keys, wireKeys, timeout);
+            return new ArrayList<>((List<byte[]>) callLocked(request(StoreOpcode.MULTI_GET, wireKeys, List.of()), Reply.MULTI_BYTES, timeout));
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void multiSet(List<String> keys, List<byte[]> values) {
+        List<String> wireKeys = wire(keys);
+        if (values == null || values.size() != keys.size()) {
+            throw new IllegalArgumentException("values: " + (values == null ? null : values.size() + " values") + " (expected: one per key, " + keys.size() + ")");
+        }
+        for (int i = 0; i < values.size(); ++i) {
+            Stores.checkValue("values[" + i + "]", values.get(i));
+        }
+        call(request(StoreOpcode.MULTI_SET, wireKeys, values), Reply.NONE);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public boolean hasExtendedApi() {
+        return true;
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void queuePush(String key, byte[] value) {
+        Stores.checkValue("value", value);
+        call(request(StoreOpcode.QUEUE_PUSH, List.of(wire(key)), List.of(value)), Reply.NONE);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public byte[] queuePop(String key) {
+        String wireKey = wire(key);
+        Duration limit = timeout;
+        long deadline = Stores.deadline(limit);
+        lock.lock();
+        try {
+            while (true) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new StoreTimeoutException(toString(), List.of(key), limit);
+                }
+                // a non-empty queue satisfies WAIT; another client may still pop first, so loop
+                waitLocked(List.of(key), List.of(wireKey), Duration.ofNanos(left));
+                byte[][] popped = (byte[][]) callLocked(request(StoreOpcode.QUEUE_POP, List.of(wireKey), List.of()), Reply.QUEUE_POP, timeout);
+                if (popped.length == 1) {
+                    return popped[0];
+                }
+            }
+        } catch (StoreTimeoutException e) {
+            throw new StoreTimeoutException(toString(), List.of(key), limit);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Optional<byte[]> queueTryPop(String key) {
+        byte[][] popped = (byte[][]) call(request(StoreOpcode.QUEUE_POP, List.of(wire(key)), List.of()), Reply.QUEUE_POP);
+        return popped.length == 1 ? Optional.of(popped[0]) : Optional.empty();
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public long queueLength(String key) {
+        return (Long) call(request(StoreOpcode.QUEUE_LEN, List.of(wire(key)), List.of()), Reply.I64);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Duration getTimeout() {
+        return timeout;
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void setTimeout(Duration timeout) {
+        this.timeout = Stores.checkTimeout(timeout);
+    }
+
+    /** Closes the connection and, if this instance serves, the server; idempotent. */
+    @Override
+    public void close() {
+        lock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        } finally {
+            lock.unlock();
+        }
+        if (connection != null) {
+            connection.close();
+        }
+        if (server != null) {
+            SharedServers.release(server);
+        }
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public String toString() {
+        return "TcpStore(" + host + ":" + port + (server != null ? ", server" : "") + ")";
+    }
+
+    private Object call(StoreRequest request, Reply reply) {
+        lock.lock();
+        try {
+            return callLocked(request, reply, timeout);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private Object callLocked(StoreRequest request, Reply reply, Duration limit) {
+        ensureOpen();
+        return connection.call(request, reply, limit);
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException(this + " is closed");
+        }
+    }
+
+    private static StoreRequest request(StoreOpcode op, List<String> keys, List<byte[]> values) {
+        return new StoreRequest(op, keys, values);
+    }
+
+    // User key -> the raw bytes PyTorch's client sends ("/" + UTF-8), held in an ISO-8859-1 string.
+    private static String wire(String key) {
+        byte[] utf8 = (StoreProtocol.KEY_PREFIX + Stores.checkKey(key)).getBytes(StandardCharsets.UTF_8);
+        return new String(utf8, StandardCharsets.ISO_8859_1);
+    }
+
+    private static List<String> wire(List<String> keys) {
+        List<String> out = new ArrayList<>(Stores.checkKeys(keys).size());
+        for (String key : keys) {
+            out.add(wire(key));
+        }
+        return out;
+    }
+
+    private static boolean isWildcard(String host) {
+        return host.equals("0.0.0.0") || host.equals("::") || host.equals("[::]");
+    }
+
+    private static void sleep(long millis) {
+        try {
+            TimeUnit.MILLISECONDS.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StoreException("interrupted while waiting for workers", e);
+        }
+    }
+
+    /** Configures and opens a {@link TcpStore}; {@code setHost} and {@code setPort} are required. */
+    public static final class Builder {
+
+        private String host;
+        private int port = -1;
+        private Integer worldSize;
+        private boolean server;
+        private boolean waitForWorkers = true;
+        private boolean multiTenant;
+        private int serverIoThreads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
+        private Duration timeout = DEFAULT_TIMEOUT;
+
+        Builder() {}
+
+        /**
+         * Sets the server's host (for a server: the address to listen on).
+         *
+         * @param host a host name or address
+         * @return this builder
+         */
+        public Builder setHost(String host) {
+            this.host = host;
+            return this;
+        }
+
+        /**
+         * Sets the server's port; a server may use 0 to pick a free one.
+         *
+         * @param port 0 to 65535
+         * @return this builder
+         */
+        public Builder setPort(int port) {
+            this.port = port;
+            return this;
+        }
+
+        /**
+         * Sets the number of workers; each instance then adds itself to the {@code init/} counter,
+         * and the server instance waits for all of them (see {@link #optWaitForWorkers}).
+         *
+         * @param worldSize at least 1
+         * @return this builder
+         */
+        public Builder optWorldSize(int worldSize) {
+            this.worldSize = worldSize;
+            return this;
+        }
+
+        /**
+         * Makes this instance start the server (PyTorch's {@code is_master}); default false.
+         *
+         * @param server whether to serve
+         * @return this builder
+         */
+        public Builder optServer(boolean server) {
+            this.server = server;
+            return this;
+        }
+
+        /**
+         * Sets whether the server instance waits for the world size to join; default true.
+         *
+         * @param waitForWorkers whether to wait
+         * @return this builder
+         */
+        public Builder optWaitForWorkers(boolean waitForWorkers) {
+            this.waitForWorkers = waitForWorkers;
+            return this;
+        }
+
+        /**
+         * Lets several server instances in this JVM share one server on the same port, as
+         * PyTorch's {@code multi_tenant}; default false (a second bind fails).
+         *
+         * @param multiTenant whether to share
+         * @return this builder
+         */
+        public Builder optMultiTenant(boolean multiTenant) {
+            this.multiTenant = multiTenant;
+            return this;
+        }
+
+        /**
+         * Sets the event-loop threads of a server this instance starts; default min(4, cores).
+         *
+         * @param threads at least 1
+         * @return this builder
+         */
+        public Builder optServerIoThreads(int threads) {
+            this.serverIoThreads = threads;
+            return this;
+        }
+
+        /**
+         * Sets the timeout of connecting and of blocking calls; default 300 s.
+         *
+         * @param timeout a positive duration
+         * @return this builder
+         */
+        public Builder optTimeout(Duration timeout) {
+            this.timeout = timeout;
+            return this;
+        }
+
+        /**
+         * Validates the settings, starts the server if asked, connects and counts this worker.
+         *
+         * @return the connected store
+         * @throws IllegalArgumentException if a setting is missing or out of range
+         * @throws StoreException if the server cannot be reached or started in time
+         */
+        public TcpStore build() {
+            if (host == null || host.isEmpty()) {
+                throw new IllegalArgumentException("host: '" + host + "' (expected: a host name or address)");
+            }
+            if (port < 0 || port > 65535 || (port == 0 && !server)) {
+                throw new IllegalArgumentException("port: " + port + " (expected: 1 to 65535, or 0 for a server)");
+            }
+            if (worldSize != null && worldSize < 1) {
+                throw new IllegalArgumentException("worldSize: " + worldSize + " (expected: at least 1; TCPStore world size cannot be 0)");
+            }
+            if (serverIoThreads < 1) {
+                throw new IllegalArgumentException("serverIoThreads: " + serverIoThreads + " (expected: at least 1)");
+            }
+            Stores.checkTimeout(timeout);
+            return new TcpStore(this);
+        }
+    }
+
+}

@@ -1,0 +1,259 @@
+package ai.djl.distributed.store.tcp;
+
+import ai.djl.distributed.store.StoreException;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A TCPStore server: PyTorch's protocol on Netty. All connections share a few event-loop threads
+ * and one key space; a WAIT is answered by the write that satisfies it, never by polling.
+ *
+ * <p>Limits on key size, request size and key count close a connection that exceeds them, with a
+ * logged reason, so a hostile or broken client cannot exhaust the server's memory or disturb the
+ * other clients. {@link #close()} stops the server and drops every connection; it is idempotent.
+ *
+ * <p>Most users get a server through {@link TcpStore.Builder#optServer(boolean)}; this class is for
+ * a standalone server ({@code bin/djl-dist store-server}).
+ */
+public final class TcpStoreServer implements AutoCloseable {
+
+    private final StoreState state = new StoreState();
+    private final EventLoopGroup boss;
+    private final EventLoopGroup workers;
+    private final Channel channel;
+    private final InetSocketAddress address;
+    private volatile boolean closed;
+
+    private TcpStoreServer(Builder builder) {
+        boss = NettyTransport.newGroup(1, "djl-store-accept");
+        workers = NettyTransport.newGroup(builder.ioThreads, "djl-store-server");
+        try {
+            ServerBootstrap bootstrap =
+                    new ServerBootstrap()
+                            .group(boss, workers)
+                            .channel(NettyTransport.serverChannel())
+                            .option(ChannelOption.SO_BACKLOG, builder.backlog)
+                            .option(ChannelOption.SO_REUSEADDR, true)
+                            .childOption(ChannelOption.TCP_NODELAY, true)
+                            .childHandler(
+                                    new ChannelInitializer<Channel>() {
+                                        @Override
+                                        protected void initChannel(Channel ch) {
+                                            ch.pipeline()
+                                                    .addLast(new StoreRequestDecoder(builder.maxKeyBytes, builder.maxRequestBytes, builder.maxKeys))
+                                                    .addLast(new StoreServerHandler(state));
+                                        }
+                                    });
+            channel = bootstrap.bind(builder.host, builder.port).syncUninterruptibly().channel();
+            address = (InetSocketAddress) channel.localAddress();
+        } catch (RuntimeException e) {
+            shutdownGroups();
+            throw new StoreException(
+                    "The server socket has failed to listen on " + builder.host + ":" + builder.port + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Returns a builder.
+     *
+     * @return a new builder
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Returns the port the server listens on (the real one when port 0 was asked for).
+     *
+     * @return the port
+     */
+    public int getPort() {
+        return address.getPort();
+    }
+
+    /**
+     * Returns the address the server listens on.
+     *
+     * @return the bound address
+     */
+    public InetSocketAddress getAddress() {
+        return address;
+    }
+
+    /**
+     * Returns how many clients have added themselves to the {@code init/} worker counter.
+     *
+     * @return the counter, or 0 if no client has counted itself yet
+     */
+    public long joinedWorkers() {
+        byte[] value = state.get(StoreProtocol.INIT_KEY);
+        return value == null ? 0 : Long.parseLong(new String(value, StandardCharsets.US_ASCII).trim());
+    }
+
+    /**
+     * Returns the number of keys the server holds.
+     *
+     * @return the key count, {@code init/} included
+     */
+    public long numKeys() {
+        return state.numKeys();
+    }
+
+    /**
+     * Returns whether the server has been closed.
+     *
+     * @return {@code true} after {@link #close()}
+     */
+    public boolean isClosed() {
+        return closed;
+    }
+
+    /** Stops listening, closes every connection and stops the threads. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        channel.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        shutdownGroups();
+    }
+
+    private void shutdownGroups() {
+        boss.shutdownGracefully(0, 2, TimeUnit.SECONDS);
+        workers.shutdownGracefully(0, 2, TimeUnit.SECONDS);
+        boss.terminationFuture().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        workers.terminationFuture().awaitUninterruptibly(5, TimeUnit.SECONDS);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public String toString() {
+        return "TcpStoreServer(" + address.getHostString() + ":" + getPort() + ")";
+    }
+
+    /** Configures and starts a {@link TcpStoreServer}. */
+    public static final class Builder {
+
+        private String host = "0.0.0.0";
+        private int port;
+        private int ioThreads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
+        private int backlog = 16384;
+        private int maxKeyBytes = StoreProtocol.DEFAULT_MAX_KEY_BYTES;
+        private long maxRequestBytes = StoreProtocol.DEFAULT_MAX_REQUEST_BYTES;
+        private int maxKeys = StoreProtocol.DEFAULT_MAX_KEYS;
+
+        Builder() {}
+
+        /**
+         * Sets the address to listen on; default {@code 0.0.0.0}, every interface.
+         *
+         * @param host a host name or address
+         * @return this builder
+         */
+        public Builder optHost(String host) {
+            this.host = host;
+            return this;
+        }
+
+        /**
+         * Sets the port; 0 (the default) picks a free one, see {@link TcpStoreServer#getPort()}.
+         *
+         * @param port 0 to 65535
+         * @return this builder
+         */
+        public Builder optPort(int port) {
+            this.port = port;
+            return this;
+        }
+
+        /**
+         * Sets the number of event-loop threads serving connections; default min(4, cores).
+         *
+         * @param ioThreads at least 1
+         * @return this builder
+         */
+        public Builder optIoThreads(int ioThreads) {
+            this.ioThreads = ioThreads;
+            return this;
+        }
+
+        /**
+         * Sets the listen backlog (the kernel caps it at net.core.somaxconn); default 16384.
+         *
+         * @param backlog at least 1
+         * @return this builder
+         */
+        public Builder optBacklog(int backlog) {
+            this.backlog = backlog;
+            return this;
+        }
+
+        /**
+         * Sets the largest key accepted, in bytes; default 64 KiB.
+         *
+         * @param maxKeyBytes at least 1
+         * @return this builder
+         */
+        public Builder optMaxKeyBytes(int maxKeyBytes) {
+            this.maxKeyBytes = maxKeyBytes;
+            return this;
+        }
+
+        /**
+         * Sets the most key and value bytes one request may carry; default 64 MiB.
+         *
+         * @param maxRequestBytes at least 1
+         * @return this builder
+         */
+        public Builder optMaxRequestBytes(long maxRequestBytes) {
+            this.maxRequestBytes = maxRequestBytes;
+            return this;
+        }
+
+        /**
+         * Sets the most keys one request may name; default 131072.
+         *
+         * @param maxKeys at least 1
+         * @return this builder
+         */
+        public Builder optMaxKeys(int maxKeys) {
+            this.maxKeys = maxKeys;
+            return this;
+        }
+
+        /**
+         * Validates the settings and starts the server.
+         *
+         * @return the listening server
+         * @throws IllegalArgumentException if a setting is out of range
+         * @throws StoreException if the port cannot be bound
+         */
+        public TcpStoreServer build() {
+            if (host == null || host.isEmpty()) {
+                throw new IllegalArgumentException("host: '" + host + "' (expected: a host name or address)");
+            }
+            if (port < 0 || port > 65535) {
+                throw new IllegalArgumentException("port: " + port + " (expected: 0 to 65535)");
+            }
+            checkPositive("ioThreads", ioThreads);
+            checkPositive("backlog", backlog);
+            checkPositive("maxKeyBytes", maxKeyBytes);
+            checkPositive("maxRequestBytes", maxRequestBytes);
+            checkPositive("maxKeys", maxKeys);
+            return new TcpStoreServer(this);
+        }
+
+        private static void checkPositive(String name, long value) {
+            if (value < 1) {
+                throw new IllegalArgumentException(name + ": " + value + " (expected: at least 1)");
+            }
+        }
+    }
+}

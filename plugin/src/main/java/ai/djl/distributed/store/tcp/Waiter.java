@@ -1,0 +1,37 @@
+package ai.djl.distributed.store.tcp;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import java.util.List;
+
+/**
+ * The wait state of one connection: which keys its WAIT still misses. Guarded by the {@link
+ * StoreState} lock; {@link #wake()} may be called from any thread.
+ */
+final class Waiter {
+
+    private static final ByteBuf STOP_WAITING =
+            Unpooled.unreleasableBuffer(
+                    Unpooled.directBuffer(1).writeByte(StoreProtocol.STOP_WAITING).asReadOnly());
+
+    final Channel channel;
+    List<String> keys = List.of(); // the keys this waiter is registered on
+    int missing; // how many of them have not been written yet; 0 when not waiting
+
+    Waiter(Channel channel) {
+        this.channel = channel;
+    }
+
+    /**
+     * Sends STOP_WAITING. A wake from another event loop goes through the channel's own task
+     * queue, so a later CANCEL_WAIT reply, also queued there, can never overtake it.
+     */
+    void wake() {
+        if (channel.eventLoop().inEventLoop()) {
+            channel.writeAndFlush(STOP_WAITING.duplicate());
+        } else {
+            channel.eventLoop().execute(() -> channel.writeAndFlush(STOP_WAITING.duplicate()));
+        }
+    }
+}

@@ -1,0 +1,62 @@
+package ai.djl.distributed.store.tcp;
+
+import ai.djl.distributed.store.PrefixStore;
+import ai.djl.distributed.store.Store;
+import ai.djl.distributed.store.StoreContractTest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/** The store contract on a {@link TcpStore} seen through a {@link PrefixStore}. */
+class PrefixTcpStoreTest extends StoreContractTest {
+
+    private TcpStore base;
+    private final List<TcpStore> clients = new ArrayList<>();
+
+    /** {@inheritDoc} */
+    @Override
+    protected Store createStore() {
+        base =
+                TcpStore.builder()
+                        .setHost("127.0.0.1")
+                        .setPort(0)
+                        .optServer(true)
+                        .optWorldSize(1)
+                        .optTimeout(Duration.ofSeconds(30))
+                        .build();
+        return new PrefixStore("pre", base);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    protected Store connectAgain(Store store) {
+        // a PrefixStore does not own its store, so the test closes these clients itself
+        TcpStore client =
+                TcpStore.builder()
+                        .setHost("127.0.0.1")
+                        .setPort(base.getPort())
+                        .optTimeout(Duration.ofSeconds(30))
+                        .build();
+        clients.add(client);
+        return new PrefixStore("pre", client);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    protected long internalKeys() {
+        return 1;
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    protected boolean hasQueues() {
+        return true;
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    protected void cleanUp() {
+        clients.forEach(TcpStore::close);
+        base.close();
+    }
+}
