@@ -15,12 +15,15 @@ import java.util.List;
  *
  * <p>Every length is checked against the limits before its bytes are awaited: a hostile or broken
  * length field raises {@link StoreCodecException} at once instead of buffering without bound.
+ * After that the decoder discards its input: the server closes the connection.
  */
 public final class StoreRequestDecoder extends ByteToMessageDecoder {
 
     private enum State {
         OPCODE,
-        FIELDS
+        FIELDS,
+        /** After a malformed request: the stream has no frames to resync on, so drop the rest. */
+        FAILED
     }
 
     private final int maxKeyBytes;
@@ -62,6 +65,10 @@ public final class StoreRequestDecoder extends ByteToMessageDecoder {
     /** {@inheritDoc} */
     @Override
     protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+        if (state == State.FAILED) {
+            in.skipBytes(in.readableBytes());
+            return;
+        }
         if (state == State.OPCODE && !decodeOpcode(in)) {
             return;
         }
@@ -176,6 +183,7 @@ public final class StoreRequestDecoder extends ByteToMessageDecoder {
 
     private StoreCodecException fail(String message) {
         reset();
+        state = State.FAILED;
         return new StoreCodecException(message);
     }
 

@@ -1,0 +1,127 @@
+package ai.djl.distributed.store.tcp;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ai.djl.distributed.store.StoreException;
+import ai.djl.distributed.store.tcp.PendingCall.Reply;
+import ai.djl.distributed.store.tcp.PendingCall.WaitResult;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
+import org.junit.jupiter.api.Test;
+
+/** The client's reply matching: each reply shape, one byte at a time, and the WAIT/CANCEL race. */
+class StoreResponseDecoderTest {
+
+    private final Queue<PendingCall> pending = new ConcurrentLinkedQueue<>();
+    private final EmbeddedChannel ch = new EmbeddedChannel(new StoreResponseDecoder(pending, "test:1"));
+
+    private PendingCall expect(Reply reply, int count) {
+        PendingCall call = new PendingCall(reply, count, reply.toString());
+        pending.add(call);
+        return call;
+    }
+
+    private void feedByteByByte(byte[] bytes) {
+        for (byte x : bytes) {
+            ch.writeInbound(Unpooled.wrappedBuffer(new byte[] {x}));
+        }
+    }
+
+    private static byte[] le(long v, int size) {
+        ByteBuffer b = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(v);
+        byte[] out = new byte[size];
+        System.arraycopy(b.array(), 0, out, 0, size);
+        return out;
+    }
+
+    private static byte[] cat(byte[]... parts) {
+        int n = 0;
+        for (byte[] p : parts) {
+            n += p.length;
+        }
+        ByteBuffer b = ByteBuffer.allocate(n);
+        for (byte[] p : parts) {
+            b.put(p);
+        }
+        return b.array();
+    }
+
+    @Test
+    void everyReplyShapeDecodesByteByByte() throws Exception {
+        PendingCall i64 = expect(Reply.I64, 0);
+        PendingCall u8 = expect(Reply.U8, 0);
+        PendingCall u32 = expect(Reply.U32, 0);
+        PendingCall bytes = expect(Reply.BYTES, 0);
+        PendingCall multi = expect(Reply.MULTI_BYTES, 2);
+        PendingCall popEmpty = expect(Reply.QUEUE_POP, 0);
+        PendingCall pop = expect(Reply.QUEUE_POP, 0);
+        feedByteByByte(
+                cat(
+                        le(-7, 8),
+                        new byte[] {1},
+                        le(0xFFFFFFFEL, 4),
+                        le(3, 8),
+                        new byte[] {'a', 'b', 'c'},
+                        le(0, 8),
+                        le(1, 8),
+                        new byte[] {'z'},
+                        le(0, 8),
+                        le(2, 8),
+                        le(2, 8),
+                        new byte[] {'h', 'i'}));
+        assertEquals(-7L, i64.future.get());
+        assertEquals(1, u8.future.get());
+        assertEquals(0xFFFFFFFEL, u32.future.get());
+        assertArrayEquals(new byte[] {'a', 'b', 'c'}, (byte[]) bytes.future.get());
+        @SuppressWarnings("unchecked")
+        List<byte[]> values = (List<byte[]>) multi.future.get();
+        assertArrayEquals(new byte[0], values.get(0));
+        assertArrayEquals(new byte[] {'z'}, values.get(1));
+        assertEquals(0, ((byte[][]) popEmpty.future.get()).length);
+        assertArrayEquals(new byte[] {'h', 'i'}, ((byte[][]) pop.future.get())[0]);
+        assertTrue(pending.isEmpty());
+        assertFalse(ch.finish());
+    }
+
+    @Test
+    void waitCancelledBeforeTheKeyCameAnswersBoth() throws Exception {
+        PendingCall wait = expect(Reply.WAIT, 0);
+        PendingCall cancel = expect(Reply.CANCEL, 0);
+        feedByteByByte(new byte[] {StoreProtocol.WAIT_CANCELED});
+        assertEquals(WaitResult.CANCELED, wait.future.get());
+        assertEquals(WaitResult.CANCELED, cancel.future.get());
+        assertTrue(pending.isEmpty());
+    }
+
+    @Test
+    void keyThatLandedDuringCancelStopsTheWaitFirst() throws Exception {
+        PendingCall wait = expect(Reply.WAIT, 0);
+        PendingCall cancel = expect(Reply.CANCEL, 0);
+        PendingCall next = expect(Reply.I64, 0);
+        feedByteByByte(cat(new byte[] {StoreProtocol.STOP_WAITING, StoreProtocol.WAIT_CANCELED}, le(5, 8)));
+        assertEquals(WaitResult.STOPPED, wait.future.get());
+        assertEquals(WaitResult.CANCELED, cancel.future.get());
+        assertEquals(5L, next.future.get());
+    }
+
+    @Test
+    void unexpectedBytesAndClosingFailPendingCalls() {
+        ch.writeInbound(Unpooled.wrappedBuffer(new byte[] {1, 2}));
+        assertFalse(ch.isActive(), "unexpected bytes close the connection");
+        EmbeddedChannel other = new EmbeddedChannel(new StoreResponseDecoder(pending, "peer:9"));
+        PendingCall call = expect(Reply.BYTES, 0);
+        other.close();
+        ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class, call.future::get);
+        assertTrue(e.getCause() instanceof StoreException);
+        assertTrue(e.getCause().getMessage().contains("peer:9"), e.getCause().getMessage());
+    }
+}
