@@ -52,7 +52,7 @@ public final class TcpStoreServer implements AutoCloseable {
                                     });
             channel = bootstrap.bind(builder.host, builder.port).syncUninterruptibly().channel();
             address = (InetSocketAddress) channel.localAddress();
-        } catch (RuntimeException e) {
+        } catch (Exception e) { // Netty rethrows bind's checked IOException unchecked
             shutdownGroups();
             throw new StoreException(
                     "The server socket has failed to listen on " + builder.host + ":" + builder.port + ": " + e.getMessage(), e);

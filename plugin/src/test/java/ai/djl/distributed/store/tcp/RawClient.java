@@ -1,0 +1,90 @@
+package ai.djl.distributed.store.tcp;
+
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+
+/** A blocking socket that writes and reads protocol bytes by hand, for wire-level tests. */
+final class RawClient implements AutoCloseable {
+
+    private final Socket socket;
+    private final OutputStream out;
+    private final DataInputStream in;
+
+    RawClient(int port) throws IOException {
+        socket = new Socket("127.0.0.1", port);
+        socket.setSoTimeout(10_000);
+        socket.setTcpNoDelay(true);
+        out = socket.getOutputStream();
+        in = new DataInputStream(socket.getInputStream());
+    }
+
+    RawClient u8(int v) throws IOException {
+        out.write(v);
+        return this;
+    }
+
+    RawClient u32(long v) throws IOException {
+        out.write(ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt((int) v).array());
+        return this;
+    }
+
+    RawClient i64(long v) throws IOException {
+        out.write(ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(v).array());
+        return this;
+    }
+
+    RawClient str(String s) throws IOException {
+        byte[] b = s.getBytes(StandardCharsets.UTF_8);
+        i64(b.length);
+        out.write(b);
+        return this;
+    }
+
+    RawClient validate() throws IOException {
+        return u8(0).u32(StoreProtocol.MAGIC);
+    }
+
+    int readU8() throws IOException {
+        return in.readUnsignedByte();
+    }
+
+    long readI64() throws IOException {
+        byte[] b = new byte[8];
+        in.readFully(b);
+        return ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN).getLong();
+    }
+
+    long readU32() throws IOException {
+        byte[] b = new byte[4];
+        in.readFully(b);
+        return ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN).getInt() & 0xFFFFFFFFL;
+    }
+
+    String readString() throws IOException {
+        byte[] b = new byte[(int) readI64()];
+        in.readFully(b);
+        return new String(b, StandardCharsets.UTF_8);
+    }
+
+    /** Returns whether the server closed the connection (EOF or reset) within the socket timeout. */
+    boolean closedByServer() throws IOException {
+        try {
+            return in.read() == -1;
+        } catch (SocketTimeoutException e) {
+            return false;
+        } catch (IOException e) {
+            return true; // reset
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        socket.close();
+    }
+}
