@@ -148,15 +148,19 @@ public interface Store extends AutoCloseable {
      * @param value the bytes to append
      */
     default void append(String key, byte[] value) {
-        // PyTorch's fallback: retry compareSet from the value we last saw until it sticks.
-        byte[] expected = new byte[0];
+        // A compareSet loop, like PyTorch's fallback, but seeded with the current value: seeded
+        // with "" (as PyTorch does) it wrongly stops when the value already equals the bytes
+        // being appended.
+        byte[] expected = check(List.of(key)) ? get(key) : new byte[0];
         while (true) {
             byte[] desired = Stores.concat(expected, value);
             byte[] actual = compareSet(key, expected, desired);
             if (Arrays.equals(actual, desired)) {
                 return;
             }
-            expected = check(List.of(key)) ? actual : new byte[0];
+            // A failed compareSet returns the current value, or echoes a non-empty expected
+            // when the key has gone (deleted meanwhile): start again from "" then.
+            expected = Arrays.equals(actual, expected) ? new byte[0] : actual;
         }
     }
 

@@ -245,6 +245,12 @@ public abstract class StoreContractTest {
         store.append("potato", b("po"));
         store.append("potato", b("tato"));
         assertEquals("potato", store.getString("potato"));
+        // appending a value's own bytes must still append
+        store.set("echo", "x");
+        store.append("echo", b("x"));
+        assertEquals("xx", store.getString("echo"));
+        store.append("fresh", b(""));
+        assertEquals("", store.getString("fresh"));
         store.multiSet(List.of("m1", "m2", "m3"), List.of(b("a"), b(""), b("ccc")));
         List<byte[]> got = store.multiGet(List.of("m3", "m1", "m2", "potato"));
         assertArrayEquals(b("ccc"), got.get(0));

@@ -1,0 +1,175 @@
+package ai.djl.distributed.bench;
+
+import ai.djl.distributed.store.tcp.NettyTransport;
+import ai.djl.distributed.store.tcp.StoreOpcode;
+import ai.djl.distributed.store.tcp.StoreProtocol;
+import ai.djl.distributed.store.tcp.StoreRequest;
+import ai.djl.distributed.store.tcp.StoreRequestEncoder;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * A rendezvous of N simultaneous clients on any TCPStore server (this project's or PyTorch's):
+ * each connects, sends VALIDATE, adds 1 to one counter and waits on a key; the client that brings
+ * the counter to N sets that key. The time runs from the first connect to the last release.
+ *
+ * <p>The clients are raw protocol state machines on two event-loop threads, so one process can
+ * hold thousands of them; connects are started in a window so the kernel's accept backlog (capped
+ * by {@code net.core.somaxconn}) never overflows into SYN retries.
+ */
+public final class StoreRendezvousBench {
+
+    private final String host;
+    private final int port;
+    private final int window;
+
+    /**
+     * Creates the benchmark.
+     *
+     * @param host the server's host
+     * @param port the server's port
+     * @param window the most connects in flight at once
+     */
+    public StoreRendezvousBench(String host, int port, int window) {
+        this.host = host;
+        this.port = port;
+        this.window = window;
+    }
+
+    /**
+     * Runs one rendezvous.
+     *
+     * @param clients the number of clients
+     * @param runId distinguishes this run's keys from earlier runs on the same server
+     * @param timeoutSeconds how long to wait for all clients
+     * @return the seconds from the first connect to the last client released
+     * @throws IllegalStateException if a client failed or the rendezvous did not finish in time
+     */
+    public double run(int clients, String runId, int timeoutSeconds) throws InterruptedException {
+        String counter = "/bench/" + runId + "/counter";
+        String go = "/bench/" + runId + "/go";
+        EventLoopGroup group = NettyTransport.newGroup(2, "djl-bench-rdzv");
+        CountDownLatch released = new CountDownLatch(clients);
+        Semaphore connecting = new Semaphore(window);
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        ConcurrentLinkedQueue<Channel> channels = new ConcurrentLinkedQueue<>();
+        try {
+            Bootstrap bootstrap =
+                    new Bootstrap()
+                            .group(group)
+                            .channel(NettyTransport.clientChannel())
+                            .option(ChannelOption.TCP_NODELAY, true)
+                            .option(ChannelOption.SO_LINGER, 0) // close with RST: no TIME_WAIT pile-up across runs
+                            .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, timeoutSeconds * 1000)
+                            .handler(
+                                    new ChannelInitializer<Channel>() {
+                                        @Override
+                                        protected void initChannel(Channel ch) {
+                                            ch.pipeline().addLast(new Client(clients, counter, go, released, connecting, failure));
+                                        }
+                                    });
+            long start = System.nanoTime();
+            for (int i = 0; i < clients && failure.get() == null; ++i) {
+                if (!connecting.tryAcquire(timeoutSeconds, TimeUnit.SECONDS)) {
+                    throw new IllegalStateException("connects stalled after " + i + " clients");
+                }
+                bootstrap.connect(host, port)
+                        .addListener(
+                                f -> {
+                                    if (!f.isSuccess()) {
+                                        failure.compareAndSet(null, f.cause());
+                                        connecting.release();
+                                    }
+                                });
+            }
+            boolean done = released.await(timeoutSeconds, TimeUnit.SECONDS);
+            double seconds = (System.nanoTime() - start) / 1e9;
+            if (failure.get() != null) {
+                throw new IllegalStateException("a client failed: " + failure.get(), failure.get());
+            }
+            if (!done) {
+                throw new IllegalStateException((clients - released.getCount()) + "/" + clients + " clients released after " + timeoutSeconds + " s");
+            }
+            return seconds;
+        } finally {
+            for (Channel ch : channels) {
+                ch.close();
+            }
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
+        }
+    }
+
+    /** One client: VALIDATE + ADD, then WAIT (after SET for the last to arrive), then done. */
+    private static final class Client extends ChannelInboundHandlerAdapter {
+
+        private final int clients;
+        private final String counter;
+        private final String go;
+        private final CountDownLatch released;
+        private final Semaphore connecting;
+        private final AtomicReference<Throwable> failure;
+        private boolean added;
+
+        Client(int clients, String counter, String go, CountDownLatch released, Semaphore connecting, AtomicReference<Throwable> failure) {
+            this.clients = clients;
+            this.counter = counter;
+            this.go = go;
+            this.released = released;
+            this.connecting = connecting;
+            this.failure = failure;
+        }
+
+        @Override
+        public void channelActive(ChannelHandlerContext ctx) {
+            connecting.release();
+            ByteBuf out = ctx.alloc().ioBuffer(64);
+            StoreRequestEncoder.write(new StoreRequest(StoreOpcode.VALIDATE, List.of(), List.of(), StoreProtocol.MAGIC), out);
+            StoreRequestEncoder.write(new StoreRequest(StoreOpcode.ADD, List.of(counter), List.of(), 1), out);
+            ctx.writeAndFlush(out);
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            ByteBuf in = (ByteBuf) msg;
+            try {
+                // replies are 8 bytes (ADD) then 1 byte (WAIT); loopback delivers each whole
+                if (!added && in.readableBytes() >= 8) {
+                    added = true;
+                    long arrived = in.readLongLE();
+                    ByteBuf out = ctx.alloc().ioBuffer(64);
+                    if (arrived == clients) {
+                        StoreRequestEncoder.write(new StoreRequest(StoreOpcode.SET, List.of(go), List.of("1".getBytes(StandardCharsets.US_ASCII))), out);
+                    }
+                    StoreRequestEncoder.write(new StoreRequest(StoreOpcode.WAIT, List.of(go), List.of()), out);
+                    ctx.writeAndFlush(out);
+                }
+                if (added && in.isReadable()) {
+                    in.skipBytes(in.readableBytes());
+                    released.countDown();
+                    ctx.close();
+                }
+            } finally {
+                in.release();
+            }
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            failure.compareAndSet(null, cause);
+            ctx.close();
+        }
+    }
+}

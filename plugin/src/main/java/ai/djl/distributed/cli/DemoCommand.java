@@ -1,0 +1,71 @@
+package ai.djl.distributed.cli;
+
+import ai.djl.distributed.store.tcp.TcpStore;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code djl-dist demo}: the smoke run of the quick start. Rank 0 serves a TcpStore; every rank
+ * (a thread here) joins, publishes its address, reads everyone else's and meets at a barrier, as
+ * the ranks of a job do at start-up.
+ */
+final class DemoCommand {
+
+    private DemoCommand() {}
+
+    static int run(List<String> argv) throws RuntimeException {
+        Args args = new Args(argv, Set.of("clients"));
+        int n = args.getInt("clients", 8);
+        if (n < 1) {
+            throw new Args.UsageException("--clients: " + n + " (expected: at least 1)");
+        }
+        long start = System.nanoTime();
+        Duration timeout = Duration.ofSeconds(60);
+        try (TcpStore master = TcpStore.builder().setHost("127.0.0.1").setPort(0).optServer(true).optWorldSize(n).optWaitForWorkers(false).optTimeout(timeout).build()) {
+            System.out.println("rank 0 serves a TcpStore on 127.0.0.1:" + master.getPort());
+            ExecutorService pool = Executors.newFixedThreadPool(n);
+            try {
+                List<Future<String>> ranks = new ArrayList<>();
+                for (int r = 0; r < n; ++r) {
+                    int rank = r;
+                    ranks.add(pool.submit(() -> rank(rank, n, master, timeout)));
+                }
+                master.waitForWorkers();
+                for (Future<String> f : ranks) {
+                    System.out.println(f.get(60, TimeUnit.SECONDS));
+                }
+            } catch (Exception e) {
+                throw new IllegalStateException("demo failed: " + e, e);
+            } finally {
+                pool.shutdownNow();
+            }
+            System.out.printf("%d ranks met in %.1f ms; the store holds %d keys%n", n, (System.nanoTime() - start) / 1e6, master.numKeys());
+        }
+        return 0;
+    }
+
+    private static String rank(int rank, int n, TcpStore master, Duration timeout) {
+        try (TcpStore store = rank == 0 ? null : TcpStore.builder().setHost("127.0.0.1").setPort(master.getPort()).optWorldSize(n).optTimeout(timeout).build()) {
+            TcpStore s = rank == 0 ? master : store;
+            s.set("addr/" + rank, "rank" + rank + "@127.0.0.1");
+            StringBuilder peers = new StringBuilder();
+            for (int p = 0; p < n; ++p) {
+                if (p != rank) {
+                    peers.append(peers.length() == 0 ? "" : ", ").append(s.getString("addr/" + p));
+                }
+            }
+            // the store-based barrier of PyTorch's init_process_group
+            if (s.add("barrier", 1) == n) {
+                s.set("barrier/last", "1");
+            }
+            s.waitFor(List.of("barrier/last"));
+            return "rank " + rank + " of " + n + " sees " + (n > 1 ? peers : "no peers");
+        }
+    }
+}

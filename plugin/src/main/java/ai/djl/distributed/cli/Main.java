@@ -1,0 +1,72 @@
+package ai.djl.distributed.cli;
+
+import java.util.Arrays;
+import java.util.List;
+
+/** The entry point of {@code bin/djl-dist}: dispatches to a subcommand. */
+public final class Main {
+
+    static final String USAGE =
+            String.join(
+                    "\n",
+                    "usage: djl-dist COMMAND [options]",
+                    "",
+                    "commands:",
+                    "  store-server --host H --port P [--world-size N] [--io-threads T]",
+                    "      a TcpStore server in the foreground; prints 'listening on H:P'",
+                    "  store (--tcp H:P | --file PATH) [--prefix P] [--timeout SECONDS] OP",
+                    "      OP: get KEY | set KEY VALUE | add KEY N | wait KEY... | check KEY...",
+                    "          | delete KEY | num-keys",
+                    "  demo [--clients N]",
+                    "      starts a store server and N client threads that rendezvous on it",
+                    "  bench store-rendezvous --tcp H:P --clients N [--repeat R]",
+                    "      N simultaneous raw clients: connect, add to a counter, wait for the last",
+                    "  bench store-ops --tcp H:P --clients K --rounds M",
+                    "      K Java clients doing M rounds of set/get/add");
+
+    private Main() {}
+
+    /**
+     * Runs a subcommand and exits with its status.
+     *
+     * @param args the command line
+     */
+    public static void main(String[] args) {
+        System.exit(run(Arrays.asList(args)));
+    }
+
+    /**
+     * Runs a subcommand.
+     *
+     * @param args the command line
+     * @return the exit status: 0 on success, 1 on failure, 2 on bad usage
+     */
+    public static int run(List<String> args) {
+        if (args.isEmpty() || args.get(0).equals("--help") || args.get(0).equals("-h")) {
+            System.out.println(USAGE);
+            return args.isEmpty() ? 2 : 0;
+        }
+        List<String> rest = args.subList(1, args.size());
+        try {
+            switch (args.get(0)) {
+                case "store-server":
+                    return StoreServerCommand.run(rest);
+                case "store":
+                    return StoreCommand.run(rest);
+                case "demo":
+                    return DemoCommand.run(rest);
+                case "bench":
+                    return BenchCommand.run(rest);
+                default:
+                    throw new Args.UsageException("unknown command '" + args.get(0) + "'");
+            }
+        } catch (Args.UsageException e) {
+            System.err.println("djl-dist: " + e.getMessage());
+            System.err.println(USAGE);
+            return 2;
+        } catch (RuntimeException e) {
+            System.err.println("djl-dist: " + e.getMessage());
+            return 1;
+        }
+    }
+}

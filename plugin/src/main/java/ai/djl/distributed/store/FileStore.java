@@ -1,0 +1,433 @@
+package ai.djl.distributed.store;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+/**
+ * A store in a file that every rank can reach, such as one on a shared filesystem: PyTorch's {@code
+ * FileStore}, with its on-disk format and locking, so Java and Python ranks can meet in one file.
+ *
+ * <p><b>Format.</b> The file is exactly the given path: an append-only log of {@code key, value}
+ * records, never compacted. A user key {@code k} is stored as {@code "/k"}; deleting it appends a
+ * tombstone {@code "-/k"}. The counters {@code "refcount/"} and {@code "cleanup/"} track the
+ * instances, and {@link #numKeys()} counts them, as PyTorch's does.
+ *
+ * <p><b>Locking.</b> Each call opens the file, takes a {@code flock(2)} lock on it (exclusive to
+ * write, shared to read), replays the records appended since this instance last looked, does its
+ * work, unlocks and closes. Threads of one instance are serialised by a lock of its own. Waiting
+ * for either lock is bounded by the store timeout.
+ *
+ * <p><b>Blocking.</b> {@link #get} and {@link #waitFor} poll every 10 ms until their keys exist,
+ * also while the file itself does not exist yet. The other calls wait only for the locks, and,
+ * except those that create the file, for the file to appear.
+ *
+ * <p><b>Lifecycle.</b> The constructor adds 1 to {@code refcount/}. {@link #close()} adds 1 to
+ * {@code cleanup/} and -1 to {@code refcount/}; when no instance is left and at least {@code
+ * numWorkers} have closed, it deletes the file. A store used after {@code close()} throws {@link
+ * IllegalStateException}.
+ *
+ * <p>As PyTorch's, {@link #deleteKey} always returns {@code true}, a counter holding an empty value
+ * counts as 0, {@link #append}, {@link #multiGet} and {@link #multiSet} are the {@link Store}
+ * fallbacks, and there are no queues.
+ */
+public final class FileStore implements Store {
+
+    private static final String USER_PREFIX = "/";
+    private static final String REFCOUNT_KEY = "refcount/";
+    private static final String CLEANUP_KEY = "cleanup/";
+    private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+
+    private final Path path;
+    private final int numWorkers;
+    private final ReentrantLock lock = new ReentrantLock();
+    private volatile Duration timeout = DEFAULT_TIMEOUT;
+
+    // Guarded by lock: the replayed records, the offset replayed up to, and the lifecycle.
+    private final Map<String, byte[]> cache = new HashMap<>();
+    private long offset;
+    private boolean closed;
+
+    /**
+     * Opens a store on a file, creating the file if it is missing, that is never deleted.
+     *
+     * @param path the file; its directory must exist
+     * @throws StoreException if the file cannot be created, locked or read
+     */
+    public FileStore(Path path) {
+        this(path, -1);
+    }
+
+    /**
+     * Opens a store on a file, creating the file if it is missing.
+     *
+     * @param path the file; its directory must exist
+     * @param numWorkers how many instances must have closed before the last one deletes the file,
+     *     or -1 to never delete it (PyTorch's {@code world_size})
+     * @throws IllegalArgumentException if the path is null or {@code numWorkers} is neither -1 nor
+     *     positive
+     * @throws StoreException if the file cannot be created, locked or read
+     */
+    public FileStore(Path path, int numWorkers) {
+        if (path == null) {
+            throw new IllegalArgumentException("path: null (expected: a file path)");
+        }
+        if (numWorkers != -1 && numWorkers < 1) {
+            throw new IllegalArgumentException(
+                    "numWorkers: " + numWorkers + " (expected: -1 or a positive count)");
+        }
+        this.path = path;
+        this.numWorkers = numWorkers;
+        locked(true, file -> addLocked(file, REFCOUNT_KEY, REFCOUNT_KEY, 1));
+    }
+
+    /**
+     * Returns the file.
+     *
+     * @return the path the store was opened on
+     */
+    public Path getPath() {
+        return path;
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void set(String key, byte[] value) {
+        String fileKey = USER_PREFIX + Stores.checkKey(key);
+        byte[] copy = Stores.checkValue("value", value).clone();
+        locked(true, file -> appendLocked(file, fileKey, copy));
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public byte[] get(String key) {
+        String fileKey = USER_PREFIX + Stores.checkKey(key);
+        return poll(
+                List.of(key),
+                timeout,
+                () -> {
+                    byte[] value = cache.get(fileKey);
+                    return value == null ? null : value.clone();
+                });
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public long add(String key, long delta) {
+        String fileKey = USER_PREFIX + Stores.checkKey(key);
+        return locked(true, file -> addLocked(file, fileKey, key, delta));
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public byte[] compareSet(String key, byte[] expected, byte[] desired) {
+        String fileKey = USER_PREFIX + Stores.checkKey(key);
+        byte[] expectedCopy = Stores.checkValue("expected", expected).clone();
+        byte[] desiredCopy = Stores.checkValue("desired", desired).clone();
+        return locked(
+                true,
+                file -> {
+                    byte[] current = cache.get(fileKey);
+                    boolean matches =
+                            current == null
+                                    ? expectedCopy.length == 0
+                                    : Arrays.equals(current, expectedCopy);
+                    if (!matches) {
+                        return current == null ? expectedCopy : current.clone();
+                    }
+                    // As PyTorch's, a match is written even when it changes nothing.
+                    appendLocked(file, fileKey, desiredCopy);
+                    return desiredCopy.clone();
+                });
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public boolean deleteKey(String key) {
+        String tombstone = FileStoreLog.DELETE_PREFIX + USER_PREFIX + Stores.checkKey(key);
+        // PyTorch does not look whether the key existed, and always says it did.
+        return locked(true, false, file -> appendLocked(file, tombstone, new byte[0]));
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public boolean check(List<String> keys) {
+        List<String> fileKeys = toFileKeys(keys);
+        return locked(false, false, file -> allPresentLocked(fileKeys));
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void waitFor(List<String> keys, Duration timeout) {
+        List<String> fileKeys = toFileKeys(keys);
+        Stores.checkTimeout(timeout);
+        poll(keys, timeout, () -> allPresentLocked(fileKeys) ? Boolean.TRUE : null);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public long numKeys() {
+        return locked(false, false, file -> (long) cache.size());
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Duration getTimeout() {
+        return timeout;
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void setTimeout(Duration timeout) {
+        this.timeout = Stores.checkTimeout(timeout);
+    }
+
+    /**
+     * Gives up this instance's reference to the file, and deletes the file if it was the last of at
+     * least {@code numWorkers}; does nothing if the file is gone or the store already closed.
+     *
+     * @throws StoreException if the file cannot be locked, updated or deleted
+     */
+    @Override
+    public void close() {
+        Duration timeout = this.timeout;
+        long deadline = Stores.deadline(timeout);
+        acquire(deadline, timeout);
+        try {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            // Without O_CREAT: if someone removed the file there is no reference left to give up.
+            try (PosixFile file = PosixFile.open(toString(), path, true, false)) {
+                if (file == null) {
+                    return;
+                }
+                lockFile(file, true, deadline, timeout);
+                replayLocked(file);
+                // Both counters under one lock, so no other instance sees one without the other.
+                long finished = addLocked(file, CLEANUP_KEY, CLEANUP_KEY, 1);
+                long references = addLocked(file, REFCOUNT_KEY, REFCOUNT_KEY, -1);
+                if (references == 0 && numWorkers >= 0 && finished >= numWorkers) {
+                    Files.deleteIfExists(path);
+                }
+            } catch (IOException e) {
+                throw new StoreException(this + ": cannot delete " + path + ": " + e, e);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public String toString() {
+        return "FileStore(" + path + ")";
+    }
+
+    private List<String> toFileKeys(List<String> keys) {
+        Stores.checkKeys(keys);
+        String[] fileKeys = new String[keys.size()];
+        for (int i = 0; i < fileKeys.length; ++i) {
+            fileKeys[i] = USER_PREFIX + keys.get(i);
+        }
+        return List.of(fileKeys);
+    }
+
+    private boolean allPresentLocked(List<String> fileKeys) {
+        for (String fileKey : fileKeys) {
+            if (!cache.containsKey(fileKey)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Runs a writer's work under both locks; writers create the file, as PyTorch's do. */
+    private <T> T locked(boolean exclusive, Function<PosixFile, T> work) {
+        return locked(exclusive, exclusive, work);
+    }
+
+    /** Runs work under both locks, after replaying; fails if they are not had in time. */
+    private <T> T locked(boolean exclusive, boolean create, Function<PosixFile, T> work) {
+        Duration timeout = this.timeout;
+        long deadline = Stores.deadline(timeout);
+        acquire(deadline, timeout);
+        try {
+            checkOpen();
+            try (PosixFile file = openWithin(exclusive, create, deadline, timeout)) {
+                lockFile(file, exclusive, deadline, timeout);
+                replayLocked(file);
+                return work.apply(file);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Polls until a probe of the replayed records gives an answer, every 10 ms as PyTorch does;
+     * waits also while the file does not exist, since another rank may not have created it yet.
+     */
+    private <T> T poll(List<String> keys, Duration timeout, Supplier<T> probe) {
+        long deadline = Stores.deadline(timeout);
+        while (true) {
+            T answer = pollOnce(deadline, probe);
+            if (answer != null) {
+                return answer;
+            }
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                throw new StoreTimeoutException(toString(), keys, timeout);
+            }
+            sleep(Math.min(left, POLL_NANOS));
+        }
+    }
+
+    /** Probes once; null also when a lock or the file could not be had before the deadline. */
+    private <T> T pollOnce(long deadline, Supplier<T> probe) {
+        if (!tryAcquire(deadline)) {
+            return null;
+        }
+        try {
+            checkOpen();
+            try (PosixFile file = PosixFile.open(toString(), path, false, false)) {
+                if (file == null || !file.lock(false, deadline)) {
+                    return null;
+                }
+                replayLocked(file);
+                return probe.get();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private PosixFile openWithin(boolean write, boolean create, long deadline, Duration timeout) {
+        while (true) {
+            PosixFile file = PosixFile.open(toString(), path, write, create);
+            if (file != null) {
+                return file;
+            }
+            // PyTorch would retry here too, but a missing directory rarely appears by itself.
+            if (create) {
+                throw new StoreException(
+                        this + ": cannot create " + path + ": its directory does not exist");
+            }
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                throw new StoreException(
+                        this + ": " + path + " did not exist within " + timeout.toMillis() + " ms");
+            }
+            sleep(Math.min(left, POLL_NANOS));
+        }
+    }
+
+    private void lockFile(PosixFile file, boolean exclusive, long deadline, Duration timeout) {
+        if (!file.lock(exclusive, deadline)) {
+            throw new StoreException(
+                    this
+                            + ": could not lock "
+                            + path
+                            + " within "
+                            + timeout.toMillis()
+                            + " ms; another process holds its lock");
+        }
+    }
+
+    /** Reads the records appended since the last replay; the file must be locked. */
+    private void replayLocked(PosixFile file) {
+        long size = file.size();
+        if (size < offset) {
+            throw new StoreException(
+                    this
+                            + ": "
+                            + path
+                            + " shrank from "
+                            + offset
+                            + " to "
+                            + size
+                            + " bytes; something truncated or replaced it");
+        }
+        if (size > offset) {
+            FileStoreLog.replay(toString(), path, file, offset, size, cache);
+            offset = size;
+        }
+    }
+
+    /**
+     * Appends a record at the end of the exclusively locked, just replayed file, and applies it, so
+     * this instance need not read its own writes back.
+     */
+    private boolean appendLocked(PosixFile file, String fileKey, byte[] value) {
+        byte[] record = FileStoreLog.encode(fileKey, value);
+        try {
+            file.write(offset, record);
+        } catch (StoreException e) {
+            // Take back a partial record, which would make the file unreadable for every rank.
+            try {
+                file.truncate(offset);
+            } catch (StoreException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+        offset += record.length;
+        FileStoreLog.apply(cache, fileKey, value);
+        return true;
+    }
+
+    private long addLocked(PosixFile file, String fileKey, String key, long delta) {
+        byte[] old = cache.get(fileKey);
+        // PyTorch's FileStore counts a missing or empty value as 0.
+        long value = delta;
+        if (old != null && old.length > 0) {
+            value += Stores.parseCounter(toString(), key, old);
+        }
+        appendLocked(file, fileKey, Stores.formatCounter(value));
+        return value;
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException(this + " is closed");
+        }
+    }
+
+    private void acquire(long deadline, Duration timeout) {
+        if (!tryAcquire(deadline)) {
+            throw new StoreException(
+                    this
+                            + ": another thread kept this store busy for "
+                            + timeout.toMillis()
+                            + " ms");
+        }
+    }
+
+    private boolean tryAcquire(long deadline) {
+        try {
+            return lock.tryLock(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StoreException(this + ": interrupted while waiting for another thread", e);
+        }
+    }
+
+    private void sleep(long nanos) {
+        try {
+            TimeUnit.NANOSECONDS.sleep(nanos);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StoreException(this + ": interrupted while polling " + path, e);
+        }
+    }
+}

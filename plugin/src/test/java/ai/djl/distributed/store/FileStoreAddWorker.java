@@ -1,0 +1,31 @@
+package ai.djl.distributed.store;
+
+import java.nio.file.Path;
+import java.time.Duration;
+
+/**
+ * A child JVM of {@link FileStoreMultiProcessTest}: opens the store, checks in on {@code ready},
+ * waits for {@code go} so that every process adds at the same time, then adds 1 to {@code counter}
+ * as many times as asked. Any failure exits the JVM with a non-zero status and a stack trace.
+ */
+public final class FileStoreAddWorker {
+
+    private FileStoreAddWorker() {}
+
+    /**
+     * Runs the worker.
+     *
+     * @param args the store's file and the number of additions
+     */
+    public static void main(String[] args) {
+        int adds = Integer.parseInt(args[1]);
+        try (FileStore store = new FileStore(Path.of(args[0]))) {
+            store.setTimeout(Duration.ofSeconds(60));
+            store.add("ready", 1);
+            store.get("go");
+            for (int i = 0; i < adds; ++i) {
+                store.add("counter", 1);
+            }
+        }
+    }
+}

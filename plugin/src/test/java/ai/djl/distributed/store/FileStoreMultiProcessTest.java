@@ -1,0 +1,66 @@
+package ai.djl.distributed.store;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import ai.djl.distributed.testing.JavaProcess;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Four child JVMs and this one add to one counter in one file at the same time: only {@code
+ * flock(2)} between processes keeps every update.
+ */
+class FileStoreMultiProcessTest {
+
+    private static final int ADDS = 300;
+    private static final Duration CHILD_TIMEOUT = Duration.ofSeconds(90);
+
+    @Test
+    @Timeout(180)
+    void processesAddingToOneFileLoseNothing(@TempDir Path dir) throws Exception {
+        Path path = dir.resolve("store");
+        String file = path.toString();
+        String adds = Integer.toString(ADDS);
+        try (FileStore store = new FileStore(path);
+                JavaProcess a = JavaProcess.start(FileStoreAddWorker.class, file, adds);
+                JavaProcess b = JavaProcess.start(FileStoreAddWorker.class, file, adds);
+                JavaProcess c = JavaProcess.start(FileStoreAddWorker.class, file, adds);
+                JavaProcess d = JavaProcess.start(FileStoreAddWorker.class, file, adds)) {
+            List<JavaProcess> children = List.of(a, b, c, d);
+            awaitReady(store, children);
+            store.set("go", "1");
+            for (int i = 0; i < ADDS; ++i) {
+                store.add("counter", 1);
+            }
+            for (JavaProcess child : children) {
+                child.assertSuccess(CHILD_TIMEOUT);
+            }
+            assertEquals(5 * ADDS, store.add("counter", 0));
+            assertEquals("4", store.getString("ready"));
+            // Every child has closed: refcount/ and cleanup/ beside the three user keys.
+            assertEquals(5, store.numKeys());
+        }
+    }
+
+    /** Waits until every child has checked in, failing early with the output of one that died. */
+    private static void awaitReady(FileStore store, List<JavaProcess> children)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + CHILD_TIMEOUT.toNanos();
+        while (store.add("ready", 0) < children.size()) {
+            for (JavaProcess child : children) {
+                if (!child.process().isAlive()) {
+                    child.assertSuccess(CHILD_TIMEOUT);
+                }
+            }
+            if (System.nanoTime() - deadline > 0) {
+                fail("children did not check in within " + CHILD_TIMEOUT);
+            }
+            Thread.sleep(10);
+        }
+    }
+}

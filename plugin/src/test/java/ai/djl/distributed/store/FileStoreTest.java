@@ -1,0 +1,352 @@
+package ai.djl.distributed.store;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.BufferedReader;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The store contract on {@link FileStore}, then its own behaviour: PyTorch's bytes on disk, the
+ * reference counting that deletes the file, corrupt files, and {@code flock(2)} against another
+ * program. Expected file contents are built by {@link #records}, written here independently of the
+ * store's own encoder.
+ */
+class FileStoreTest extends StoreContractTest {
+
+    private Path dir;
+    private Path path;
+
+    /** {@inheritDoc} */
+    @Override
+    protected Store createStore() throws IOException {
+        dir = Files.createTempDirectory("djl-file-store-");
+        path = dir.resolve("store");
+        return new FileStore(path);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    protected Store connectAgain(Store store) {
+        return new FileStore(path);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    protected long internalKeys() {
+        return 1;
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    protected void cleanUp() throws IOException {
+        deleteTree(dir);
+    }
+
+    /**
+     * Encodes records as PyTorch lays them out: u32 key length, key, u32 value length, value.
+     *
+     * @param keysAndValues keys and values, alternately, as UTF-8 text
+     * @return the bytes
+     */
+    static byte[] records(String... keysAndValues) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        for (String field : keysAndValues) {
+            byte[] bytes = field.getBytes(StandardCharsets.UTF_8);
+            out.writeBytes(le32(bytes.length));
+            out.writeBytes(bytes);
+        }
+        return out.toByteArray();
+    }
+
+    static byte[] le32(long value) {
+        return ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt((int) value).array();
+    }
+
+    static byte[] concat(byte[]... parts) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        for (byte[] part : parts) {
+            out.writeBytes(part);
+        }
+        return out.toByteArray();
+    }
+
+    static void deleteTree(Path dir) throws IOException {
+        if (dir == null || !Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> paths = Files.walk(dir)) {
+            for (Path p : (Iterable<Path>) paths.sorted(Comparator.reverseOrder())::iterator) {
+                Files.delete(p);
+            }
+        }
+    }
+
+    @Test
+    void writesPyTorchRecords() throws IOException {
+        assertArrayEquals(records("refcount/", "1"), Files.readAllBytes(path));
+        store.set("k", "v");
+        assertEquals(5, store.add("n", 5));
+        assertEquals(6, store.add("n", 1));
+        assertTrue(store.deleteKey("k"));
+        // PyTorch writes a matching compareSet even when it changes nothing, and no mismatch.
+        store.compareSet("n", b("6"), b("6"));
+        store.compareSet("n", b("x"), b("7"));
+        store.set("ключ", new byte[] {0, -1});
+        byte[] expected =
+                concat(
+                        records("refcount/", "1", "/k", "v", "/n", "5", "/n", "6", "-/k", ""),
+                        records("/n", "6"),
+                        le32(9),
+                        "/ключ".getBytes(StandardCharsets.UTF_8), // 2 bytes a letter
+                        le32(2),
+                        new byte[] {0, -1});
+        assertArrayEquals(expected, Files.readAllBytes(path));
+
+        store.close();
+        byte[] closed = concat(expected, records("cleanup/", "1", "refcount/", "0"));
+        assertArrayEquals(closed, Files.readAllBytes(path), "numWorkers -1 keeps the file");
+        store.close();
+        assertArrayEquals(closed, Files.readAllBytes(path), "a second close writes nothing");
+    }
+
+    @Test
+    void readsRecordsOfOtherWriters() throws IOException {
+        Path file = dir.resolve("by-hand");
+        byte[] initial =
+                records("/a", "1", "/b", "x", "/a", "2", "-/b", "", "/-c", "neg", "refcount/", "3");
+        Files.write(file, initial);
+        try (FileStore s = new FileStore(file)) {
+            assertEquals("2", s.getString("a"), "the last write wins");
+            assertFalse(s.check(List.of("b")), "a tombstone erases");
+            assertEquals("neg", s.getString("-c"));
+            assertEquals(3, s.numKeys());
+            // Appended after this instance replayed: read from its cached offset.
+            Files.write(file, records("/b", "back", "-/a", ""), StandardOpenOption.APPEND);
+            assertEquals("back", s.getString("b"));
+            assertFalse(s.check(List.of("a")));
+            assertEquals(3, s.add("a", 3), "a deleted counter restarts at 0");
+        }
+        byte[] expected =
+                concat(
+                        initial,
+                        records("refcount/", "4", "/b", "back", "-/a", "", "/a", "3"),
+                        records("cleanup/", "1", "refcount/", "3"));
+        assertArrayEquals(expected, Files.readAllBytes(file));
+    }
+
+    @Test
+    void emptyCounterCountsAsZeroAsInPyTorch() {
+        store.set("e", new byte[0]);
+        assertEquals(4, store.add("e", 4));
+    }
+
+    @Test
+    void lastOfNumWorkersDeletesTheFile() {
+        Path file = dir.resolve("two");
+        FileStore first = new FileStore(file, 2);
+        FileStore second = new FileStore(file, 2);
+        first.set("x", "1");
+        first.close();
+        assertTrue(Files.exists(file), "one of two instances is still open");
+        assertEquals("1", second.getString("x"));
+        second.close();
+        assertFalse(Files.exists(file));
+        first.close();
+        second.close();
+        assertFalse(Files.exists(file), "closing again must not recreate the file");
+    }
+
+    @Test
+    void fileStaysUntilNumWorkersHaveClosed() {
+        Path file = dir.resolve("late");
+        new FileStore(file, 2).close();
+        assertTrue(Files.exists(file), "only one of two workers has closed");
+        new FileStore(file, 2).close();
+        assertFalse(Files.exists(file));
+    }
+
+    @Test
+    void minusOneNeverDeletes() {
+        Path file = dir.resolve("kept");
+        FileStore first = new FileStore(file);
+        FileStore second = new FileStore(file, -1);
+        first.close();
+        second.close();
+        assertTrue(Files.exists(file));
+        try (FileStore third = new FileStore(file)) {
+            assertEquals(2, third.numKeys(), "refcount/ and cleanup/");
+        }
+    }
+
+    @Test
+    void closeAfterTheFileIsGoneDoesNothing() throws IOException {
+        Path file = dir.resolve("gone");
+        FileStore s = new FileStore(file, 1);
+        Files.delete(file);
+        s.close();
+        assertFalse(Files.exists(file));
+        assertThrows(IllegalStateException.class, () -> s.set("k", "v"));
+    }
+
+    @Test
+    void useAfterCloseIsRejected() {
+        FileStore s = new FileStore(dir.resolve("closed"));
+        s.close();
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> s.getString("k"));
+        assertTrue(e.getMessage().contains("closed"), e.getMessage());
+        assertThrows(IllegalStateException.class, () -> s.add("k", 1));
+        assertThrows(IllegalStateException.class, s::numKeys);
+    }
+
+    @Test
+    void getTimesOutWhileTheFileIsMissing() throws IOException {
+        FileStore s = new FileStore(dir.resolve("missing"));
+        Files.delete(s.getPath());
+        s.setTimeout(SHORT);
+        StoreTimeoutException e = assertThrows(StoreTimeoutException.class, () -> s.get("k"));
+        assertEquals(List.of("k"), e.getKeys());
+        assertTrue(e.getMessage().contains(s.toString()), e.getMessage());
+        assertThrows(StoreException.class, () -> s.numKeys());
+        s.close();
+    }
+
+    @Test
+    void corruptFilesFailClearly() throws IOException {
+        assertCorrupt(concat(le32(0xFFFF_FFF0L), b("junk")), "offset 0");
+        assertCorrupt(concat(le32(2), b("/a"), le32(0x7FFF_FFFF), b("x")), "offset 0");
+        assertCorrupt(concat(records("/a", "1"), le32(3), b("/b")), "offset 11");
+        assertCorrupt(concat(records("/a", "1"), new byte[] {1, 0}), "offset 11");
+
+        // Garbage appended under an open instance: its next read fails, and it recovers.
+        byte[] good = Files.readAllBytes(path);
+        Files.write(path, le32(-1), StandardOpenOption.APPEND);
+        StoreException e = assertThrows(StoreException.class, () -> store.get("k"));
+        assertTrue(e.getMessage().contains("offset " + good.length), e.getMessage());
+        Files.write(path, good);
+        store.set("k", "v");
+        assertEquals("v", store.getString("k"));
+    }
+
+    private void assertCorrupt(byte[] content, String offset) throws IOException {
+        Path file = dir.resolve("corrupt");
+        Files.write(file, content);
+        StoreException e = assertThrows(StoreException.class, () -> new FileStore(file));
+        assertTrue(e.getMessage().contains(file.toString()), e.getMessage());
+        assertTrue(e.getMessage().contains(offset), e.getMessage());
+    }
+
+    @Test
+    void badArgumentsOfTheConstructorAreRejected() {
+        Path file = dir.resolve("never");
+        IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> new FileStore(file, 0));
+        assertEquals("numWorkers: 0 (expected: -1 or a positive count)", e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> new FileStore(file, -2));
+        assertThrows(IllegalArgumentException.class, () -> new FileStore(null));
+        assertFalse(Files.exists(file));
+        StoreException missing =
+                assertThrows(
+                        StoreException.class, () -> new FileStore(dir.resolve("no/such/file")));
+        assertTrue(missing.getMessage().contains("directory"), missing.getMessage());
+    }
+
+    @Test
+    void describesItselfAndItsApi() {
+        assertEquals("FileStore(" + path + ")", store.toString());
+        assertEquals(path, ((FileStore) store).getPath());
+        assertFalse(store.hasExtendedApi(), "PyTorch's FileStore has only the fallbacks");
+    }
+
+    @Test
+    void flockOfAnotherProgramExcludesIt() throws Exception {
+        Path flock = Path.of("/usr/bin/flock");
+        // util-linux is essential on Debian: a missing flock(1) fails rather than skips
+        assertTrue(Files.isExecutable(flock), "util-linux flock(1) is not installed");
+        store.set("k", "v");
+        try (Holder shared = new Holder(flock, "-s")) {
+            store.setTimeout(SHORT);
+            assertEquals("v", store.getString("k"), "readers share a shared lock");
+            StoreException e = assertThrows(StoreException.class, () -> store.set("k", "w"));
+            assertTrue(e.getMessage().contains("lock"), e.getMessage());
+            store.setTimeout(Duration.ofSeconds(20));
+            store.set("k", "w");
+            assertTrue(shared.released(), "the write went in before the other lock was released");
+        }
+        try (Holder exclusive = new Holder(flock, "-x")) {
+            store.setTimeout(SHORT);
+            assertThrows(StoreException.class, () -> store.numKeys());
+            assertThrows(StoreTimeoutException.class, () -> store.get("k"));
+            store.setTimeout(Duration.ofSeconds(20));
+            assertEquals("w", store.getString("k"));
+            assertTrue(exclusive.released());
+        }
+    }
+
+    /**
+     * A flock(1) process holding a lock on the store's file for about a second; it creates a marker
+     * file just before it lets go, so a test can tell that it waited for the release.
+     */
+    private final class Holder implements AutoCloseable {
+
+        private final Process process;
+        private final Path marker;
+
+        Holder(Path flock, String mode) throws IOException {
+            marker = dir.resolve("released" + mode);
+            process =
+                    new ProcessBuilder(
+                                    flock.toString(),
+                                    mode,
+                                    path.toString(),
+                                    "sh",
+                                    "-c",
+                                    "echo locked; sleep 1; : > '" + marker + "'")
+                            .redirectErrorStream(true)
+                            .start();
+            BufferedReader out =
+                    new BufferedReader(
+                            new InputStreamReader(
+                                    process.getInputStream(), StandardCharsets.UTF_8));
+            assertEquals("locked", out.readLine());
+        }
+
+        boolean released() {
+            return Files.exists(marker);
+        }
+
+        @Override
+        public void close() {
+            try {
+                if (process.waitFor(20, TimeUnit.SECONDS)) {
+                    return;
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            process.descendants().forEach(ProcessHandle::destroyForcibly);
+            process.destroyForcibly();
+        }
+    }
+
+    private static byte[] b(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+}

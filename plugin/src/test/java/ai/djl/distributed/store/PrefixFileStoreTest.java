@@ -1,0 +1,66 @@
+package ai.djl.distributed.store;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The store contract on a {@link FileStore} seen through a {@link PrefixStore}. */
+class PrefixFileStoreTest extends StoreContractTest {
+
+    private Path dir;
+    private Path path;
+    // A PrefixStore does not close the store it wraps, so the test closes them.
+    private final List<FileStore> files = new ArrayList<>();
+
+    /** {@inheritDoc} */
+    @Override
+    protected Store createStore() throws IOException {
+        dir = Files.createTempDirectory("djl-prefix-file-store-");
+        path = dir.resolve("store");
+        return new PrefixStore("pre", openFileStore());
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    protected Store connectAgain(Store store) {
+        return new PrefixStore("pre", openFileStore());
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    protected long internalKeys() {
+        return 1;
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    protected void cleanUp() throws IOException {
+        for (FileStore file : files) {
+            file.close();
+        }
+        FileStoreTest.deleteTree(dir);
+    }
+
+    private FileStore openFileStore() {
+        FileStore file = new FileStore(path);
+        files.add(file);
+        return file;
+    }
+
+    @Test
+    void keysAreJoinedInTheFileAsPyTorchJoinsThem() throws IOException {
+        store.set("k", "v");
+        store.deleteKey("k");
+        byte[] tail = FileStoreTest.records("/pre/k", "v", "-/pre/k", "");
+        byte[] all = Files.readAllBytes(path);
+        assertArrayEquals(tail, Arrays.copyOfRange(all, all.length - tail.length, all.length));
+        assertEquals(1, store.numKeys());
+    }
+}
