@@ -42,8 +42,10 @@ final class StoreServerCommand {
                 while (server.joinedWorkers() < worldSize && !server.isClosed()) {
                     Thread.sleep(10);
                 }
-                System.out.println("all " + worldSize + " workers joined");
-                System.out.flush();
+                if (server.joinedWorkers() >= worldSize) {
+                    System.out.println("all " + worldSize + " workers joined");
+                    System.out.flush();
+                }
             }
             stopped.await();
         } catch (InterruptedException e) {

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.djl.distributed.DistributedException;
 import ai.djl.distributed.NotSupportedException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -277,9 +278,18 @@ public abstract class StoreContractTest {
     @Test
     void queuesWorkOrSayTheyAreNotSupported() {
         if (!hasQueues()) {
-            NotSupportedException e =
-                    assertThrows(NotSupportedException.class, () -> store.queuePush("q", b("1")));
-            assertTrue(e.getMessage().contains("queuePush"), e.getMessage());
+            // A store without queues says so; a TCPStore server without them (PyTorch's legacy
+            // one) drops the connection, which the client reports by the next reply at the latest.
+            DistributedException e =
+                    assertThrows(
+                            DistributedException.class,
+                            () -> {
+                                store.queuePush("q", b("1"));
+                                store.queueLength("q");
+                            });
+            if (e instanceof NotSupportedException) {
+                assertTrue(e.getMessage().contains("queuePush"), e.getMessage());
+            }
             return;
         }
         store.queuePush("q", b("1"));

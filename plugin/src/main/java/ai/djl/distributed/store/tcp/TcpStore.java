@@ -60,12 +60,9 @@ public final class TcpStore implements Store {
             }
             throw e;
         }
-        if (worldSize != null) {
+        if (worldSize != null && b.waitForWorkers) {
             try {
-                rawAdd(StoreProtocol.INIT_KEY, 1);
-                if (b.server && b.waitForWorkers) {
-                    waitForWorkers();
-                }
+                waitForWorkers();
             } catch (RuntimeException e) {
                 close();
                 throw e;
@@ -110,8 +107,10 @@ public final class TcpStore implements Store {
     }
 
     /**
-     * Blocks until the {@code init/} counter reaches the world size, polling every 10 ms as
-     * PyTorch does, for at most the store timeout.
+     * Counts this worker on the {@code init/} counter and, on the server instance, blocks until
+     * the counter reaches the world size, polling every 10 ms as PyTorch does, for at most the
+     * store timeout. The builder calls it unless {@link Builder#optWaitForWorkers} is false; call
+     * it once per instance.
      *
      * @throws IllegalStateException if no world size was given
      * @throws StoreException naming how many workers joined, if they did not all come in time
@@ -120,10 +119,13 @@ public final class TcpStore implements Store {
         if (worldSize == null) {
             throw new IllegalStateException("waitForWorkers needs a world size (optWorldSize)");
         }
+        long joined = rawAdd(StoreProtocol.INIT_KEY, 1);
+        if (server == null) {
+            return;
+        }
         Duration limit = timeout;
         long deadline = Stores.deadline(limit);
         while (true) {
-            long joined = rawAdd(StoreProtocol.INIT_KEY, 0);
             if (joined >= worldSize) {
                 return;
             }
@@ -131,6 +133,7 @@ public final class TcpStore implements Store {
                 throw new StoreException("Timed out after " + limit.toSeconds() + " seconds waiting for clients. " + joined + "/" + worldSize + " clients joined.");
             }
             sleep(10);
+            joined = rawAdd(StoreProtocol.INIT_KEY, 0);
         }
     }
 
@@ -434,8 +437,8 @@ public final class TcpStore implements Store {
         }
 
         /**
-         * Sets the number of workers; each instance then adds itself to the {@code init/} counter,
-         * and the server instance waits for all of them (see {@link #optWaitForWorkers}).
+         * Sets the number of workers: with {@link #optWaitForWorkers} on, each instance adds
+         * itself to the {@code init/} counter and the server instance waits for all of them.
          *
          * @param worldSize at least 1
          * @return this builder
@@ -457,7 +460,8 @@ public final class TcpStore implements Store {
         }
 
         /**
-         * Sets whether the server instance waits for the world size to join; default true.
+         * Sets whether the instance counts itself on {@code init/} and, if it serves, waits for
+         * the world size to join, as PyTorch's {@code wait_for_workers}; default true.
          *
          * @param waitForWorkers whether to wait
          * @return this builder
