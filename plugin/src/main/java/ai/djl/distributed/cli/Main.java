@@ -19,7 +19,7 @@ public final class Main {
                     "          | delete KEY | num-keys",
                     "  demo [--clients N]",
                     "      starts a store server and N client threads that rendezvous on it",
-                    "  bench store-rendezvous --tcp H:P --clients N [--repeat R]",
+                    "  bench store-rendezvous --tcp H:P --clients N [--repeat R] [--window W]",
                     "      N simultaneous raw clients: connect, add to a counter, wait for the last",
                     "  bench store-ops --tcp H:P --clients K --rounds M",
                     "      K Java clients doing M rounds of set/get/add");
