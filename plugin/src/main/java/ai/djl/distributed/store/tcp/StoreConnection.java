@@ -32,14 +32,12 @@ final class StoreConnection implements AutoCloseable {
     private final Channel channel;
     private final Queue<PendingCall> pending;
     private final StoreResponseDecoder decoder;
-    private final EventLoopGroup group;
     private boolean closed;
 
-    private StoreConnection(Channel channel, Queue<PendingCall> pending, StoreResponseDecoder decoder, EventLoopGroup group) {
+    private StoreConnection(Channel channel, Queue<PendingCall> pending, StoreResponseDecoder decoder) {
         this.channel = channel;
         this.pending = pending;
         this.decoder = decoder;
-        this.group = group;
     }
 
     /**
@@ -107,7 +105,7 @@ final class StoreConnection implements AutoCloseable {
                 throw new StoreException("cannot connect to " + peer, future.cause());
             }
             channel = future.channel();
-            StoreConnection conn = new StoreConnection(channel, pending, decoder, group);
+            StoreConnection conn = new StoreConnection(channel, pending, decoder);
             conn.handshake(timeout);
             return conn;
         } catch (RuntimeException e) {

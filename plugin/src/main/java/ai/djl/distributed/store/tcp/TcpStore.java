@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -39,7 +40,7 @@ public final class TcpStore implements Store {
     private final Integer worldSize;
     private final ReentrantLock lock = new ReentrantLock();
     private volatile Duration timeout;
-    private boolean closed;
+    private final AtomicBoolean closed = new AtomicBoolean();
 
     private TcpStore(Builder b) {
         this.timeout = b.timeout;
@@ -323,17 +324,14 @@ public final class TcpStore implements Store {
         this.timeout = Stores.checkTimeout(timeout);
     }
 
-    /** Closes the connection and, if this instance serves, the server; idempotent. */
+    /**
+     * Closes the connection and, if this instance serves, the server; idempotent. A call blocked
+     * on another thread fails at once with a {@link StoreException} rather than delaying the close.
+     */
     @Override
     public void close() {
-        lock.lock();
-        try {
-            if (closed) {
-                return;
-            }
-            closed = true;
-        } finally {
-            lock.unlock();
+        if (!closed.compareAndSet(false, true)) {
+            return;
         }
         if (connection != null) {
             connection.close();
@@ -364,7 +362,7 @@ public final class TcpStore implements Store {
     }
 
     private void ensureOpen() {
-        if (closed) {
+        if (closed.get()) {
             throw new IllegalStateException(this + " is closed");
         }
     }

@@ -131,6 +131,26 @@ class TcpStoreClientTest {
     }
 
     @Test
+    void closeFailsACallBlockedOnAnotherThread() throws Exception {
+        try (TcpStore server = TcpStore.builder().setHost("127.0.0.1").setPort(0).optServer(true).build()) {
+            TcpStore client = client(server.getPort(), Duration.ofSeconds(120));
+            ExecutorService pool = Executors.newSingleThreadExecutor();
+            try {
+                Future<byte[]> blocked = pool.submit(() -> client.get("never"));
+                Thread.sleep(200);
+                long start = System.nanoTime();
+                client.close();
+                java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class, () -> blocked.get(20, TimeUnit.SECONDS));
+                assertTrue(e.getCause() instanceof StoreException, e.getCause().toString());
+                assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10));
+                assertThrows(IllegalStateException.class, () -> client.set("a", "b"));
+            } finally {
+                pool.shutdownNow();
+            }
+        }
+    }
+
+    @Test
     void serverWaitsForTheWorldSize() throws Exception {
         StoreException e = assertThrows(StoreException.class, () -> TcpStore.builder().setHost("127.0.0.1").setPort(0).optServer(true).optWorldSize(2).optTimeout(Duration.ofMillis(500)).build());
         assertTrue(e.getMessage().contains("1/2 clients joined"), e.getMessage());
