@@ -1,6 +1,7 @@
 package ai.djl.distributed.bench;
 
 import ai.djl.distributed.store.tcp.TcpStore;
+
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -40,7 +41,12 @@ public final class StoreOpsBench {
                 walls.add(
                         pool.submit(
                                 () -> {
-                                    try (TcpStore s = TcpStore.builder().setHost(host).setPort(port).optTimeout(Duration.ofSeconds(60)).build()) {
+                                    try (TcpStore s =
+                                            TcpStore.builder()
+                                                    .setHost(host)
+                                                    .setPort(port)
+                                                    .optTimeout(Duration.ofSeconds(60))
+                                                    .build()) {
                                         start.await(60, TimeUnit.SECONDS);
                                         long t0 = System.nanoTime();
                                         for (int i = 0; i < rounds; ++i) {
@@ -60,7 +66,8 @@ public final class StoreOpsBench {
             try (TcpStore s = TcpStore.builder().setHost(host).setPort(port).build()) {
                 long total = s.add("counter/" + run, 0);
                 if (total != (long) clients * rounds) {
-                    throw new IllegalStateException("lost increments: " + total + " of " + (long) clients * rounds);
+                    throw new IllegalStateException(
+                            "lost increments: " + total + " of " + (long) clients * rounds);
                 }
             }
             return 3.0 * clients * rounds / (wall / 1e9);

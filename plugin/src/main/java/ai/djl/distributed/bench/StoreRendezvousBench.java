@@ -5,6 +5,7 @@ import ai.djl.distributed.store.tcp.StoreOpcode;
 import ai.djl.distributed.store.tcp.StoreProtocol;
 import ai.djl.distributed.store.tcp.StoreRequest;
 import ai.djl.distributed.store.tcp.StoreRequestEncoder;
+
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
@@ -13,6 +14,7 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
+
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -22,13 +24,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * A rendezvous of N simultaneous clients on any TCPStore server (this project's or PyTorch's):
- * each connects, sends VALIDATE, adds 1 to one counter and waits on a key; the client that brings
- * the counter to N sets that key. The time runs from the first connect to the last release.
+ * A rendezvous of N simultaneous clients on any TCPStore server (this project's or PyTorch's): each
+ * connects, sends VALIDATE, adds 1 to one counter and waits on a key; the client that brings the
+ * counter to N sets that key. The time runs from the first connect to the last release.
  *
- * <p>The clients are raw protocol state machines on two event-loop threads, so one process can
- * hold thousands of them; connects are started in a window so the kernel's accept backlog (capped
- * by {@code net.core.somaxconn}) never overflows into SYN retries.
+ * <p>The clients are raw protocol state machines on two event-loop threads, so one process can hold
+ * thousands of them; connects are started in a window so the kernel's accept backlog (capped by
+ * {@code net.core.somaxconn}) never overflows into SYN retries.
  */
 public final class StoreRendezvousBench {
 
@@ -72,13 +74,23 @@ public final class StoreRendezvousBench {
                             .group(group)
                             .channel(NettyTransport.clientChannel())
                             .option(ChannelOption.TCP_NODELAY, true)
-                            .option(ChannelOption.SO_LINGER, 0) // close with RST: no TIME_WAIT pile-up across runs
+                            .option(
+                                    ChannelOption.SO_LINGER,
+                                    0) // close with RST: no TIME_WAIT pile-up across runs
                             .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, timeoutSeconds * 1000)
                             .handler(
                                     new ChannelInitializer<Channel>() {
                                         @Override
                                         protected void initChannel(Channel ch) {
-                                            ch.pipeline().addLast(new Client(clients, counter, go, released, connecting, failure));
+                                            ch.pipeline()
+                                                    .addLast(
+                                                            new Client(
+                                                                    clients,
+                                                                    counter,
+                                                                    go,
+                                                                    released,
+                                                                    connecting,
+                                                                    failure));
                                         }
                                     });
             long start = System.nanoTime();
@@ -86,7 +98,8 @@ public final class StoreRendezvousBench {
                 if (!connecting.tryAcquire(timeoutSeconds, TimeUnit.SECONDS)) {
                     throw new IllegalStateException("connects stalled after " + i + " clients");
                 }
-                bootstrap.connect(host, port)
+                bootstrap
+                        .connect(host, port)
                         .addListener(
                                 f -> {
                                     if (!f.isSuccess()) {
@@ -101,14 +114,21 @@ public final class StoreRendezvousBench {
                 throw new IllegalStateException("a client failed: " + failure.get(), failure.get());
             }
             if (!done) {
-                throw new IllegalStateException((clients - released.getCount()) + "/" + clients + " clients released after " + timeoutSeconds + " s");
+                throw new IllegalStateException(
+                        (clients - released.getCount())
+                                + "/"
+                                + clients
+                                + " clients released after "
+                                + timeoutSeconds
+                                + " s");
             }
             return seconds;
         } finally {
             for (Channel ch : channels) {
                 ch.close();
             }
-            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS)
+                    .awaitUninterruptibly(10, TimeUnit.SECONDS);
         }
     }
 
@@ -123,7 +143,13 @@ public final class StoreRendezvousBench {
         private final AtomicReference<Throwable> failure;
         private boolean added;
 
-        Client(int clients, String counter, String go, CountDownLatch released, Semaphore connecting, AtomicReference<Throwable> failure) {
+        Client(
+                int clients,
+                String counter,
+                String go,
+                CountDownLatch released,
+                Semaphore connecting,
+                AtomicReference<Throwable> failure) {
             this.clients = clients;
             this.counter = counter;
             this.go = go;
@@ -136,8 +162,12 @@ public final class StoreRendezvousBench {
         public void channelActive(ChannelHandlerContext ctx) {
             connecting.release();
             ByteBuf out = ctx.alloc().ioBuffer(64);
-            StoreRequestEncoder.write(new StoreRequest(StoreOpcode.VALIDATE, List.of(), List.of(), StoreProtocol.MAGIC), out);
-            StoreRequestEncoder.write(new StoreRequest(StoreOpcode.ADD, List.of(counter), List.of(), 1), out);
+            StoreRequestEncoder.write(
+                    new StoreRequest(
+                            StoreOpcode.VALIDATE, List.of(), List.of(), StoreProtocol.MAGIC),
+                    out);
+            StoreRequestEncoder.write(
+                    new StoreRequest(StoreOpcode.ADD, List.of(counter), List.of(), 1), out);
             ctx.writeAndFlush(out);
         }
 
@@ -151,9 +181,15 @@ public final class StoreRendezvousBench {
                     long arrived = in.readLongLE();
                     ByteBuf out = ctx.alloc().ioBuffer(64);
                     if (arrived == clients) {
-                        StoreRequestEncoder.write(new StoreRequest(StoreOpcode.SET, List.of(go), List.of("1".getBytes(StandardCharsets.US_ASCII))), out);
+                        StoreRequestEncoder.write(
+                                new StoreRequest(
+                                        StoreOpcode.SET,
+                                        List.of(go),
+                                        List.of("1".getBytes(StandardCharsets.US_ASCII))),
+                                out);
                     }
-                    StoreRequestEncoder.write(new StoreRequest(StoreOpcode.WAIT, List.of(go), List.of()), out);
+                    StoreRequestEncoder.write(
+                            new StoreRequest(StoreOpcode.WAIT, List.of(go), List.of()), out);
                     ctx.writeAndFlush(out);
                 }
                 if (added && in.isReadable()) {

@@ -37,7 +37,8 @@ final class Args {
                     name = name.substring(0, eq);
                 }
                 if (!known.contains(name)) {
-                    throw new UsageException("unknown option --" + name + " (expected one of " + known + ")");
+                    throw new UsageException(
+                            "unknown option --" + name + " (expected one of " + known + ")");
                 }
                 if (value == null) {
                     if (i + 1 >= args.size()) {

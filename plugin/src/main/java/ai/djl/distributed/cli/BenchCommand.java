@@ -2,6 +2,7 @@ package ai.djl.distributed.cli;
 
 import ai.djl.distributed.bench.StoreOpsBench;
 import ai.djl.distributed.bench.StoreRendezvousBench;
+
 import java.util.List;
 import java.util.Set;
 
@@ -11,9 +12,11 @@ final class BenchCommand {
     private BenchCommand() {}
 
     static int run(List<String> argv) {
-        Args args = new Args(argv, Set.of("tcp", "clients", "repeat", "rounds", "window", "timeout"));
+        Args args =
+                new Args(argv, Set.of("tcp", "clients", "repeat", "rounds", "window", "timeout"));
         if (args.positional().size() != 1) {
-            throw new Args.UsageException("bench takes one benchmark: store-rendezvous or store-ops");
+            throw new Args.UsageException(
+                    "bench takes one benchmark: store-rendezvous or store-ops");
         }
         String endpoint = args.get("tcp", "127.0.0.1:29500");
         int colon = endpoint.lastIndexOf(':');
@@ -25,12 +28,20 @@ final class BenchCommand {
         try {
             switch (args.positional().get(0)) {
                 case "store-rendezvous":
-                    StoreRendezvousBench bench = new StoreRendezvousBench(host, port, args.getInt("window", 2048));
+                    StoreRendezvousBench bench =
+                            new StoreRendezvousBench(host, port, args.getInt("window", 2048));
                     int clients = args.getInt("clients", 9000);
                     // one discarded round warms this JVM's JIT (and a Java server's) for every size
-                    bench.run(Math.min(clients, 2000), "warmup-" + System.nanoTime(), args.getInt("timeout", 120));
+                    bench.run(
+                            Math.min(clients, 2000),
+                            "warmup-" + System.nanoTime(),
+                            args.getInt("timeout", 120));
                     for (int r = 0; r < args.getInt("repeat", 3); ++r) {
-                        double s = bench.run(clients, Long.toString(System.nanoTime(), 36), args.getInt("timeout", 120));
+                        double s =
+                                bench.run(
+                                        clients,
+                                        Long.toString(System.nanoTime(), 36),
+                                        args.getInt("timeout", 120));
                         System.out.printf("store-rendezvous clients=%d seconds=%.3f%n", clients, s);
                         System.out.flush();
                     }
@@ -40,12 +51,14 @@ final class BenchCommand {
                     int m = args.getInt("rounds", 500);
                     for (int r = 0; r < args.getInt("repeat", 1); ++r) {
                         double ops = StoreOpsBench.run(host, port, k, m);
-                        System.out.printf("store-ops clients=%d rounds=%d ops_per_s=%.0f%n", k, m, ops);
+                        System.out.printf(
+                                "store-ops clients=%d rounds=%d ops_per_s=%.0f%n", k, m, ops);
                         System.out.flush();
                     }
                     return 0;
                 default:
-                    throw new Args.UsageException("unknown benchmark '" + args.positional().get(0) + "'");
+                    throw new Args.UsageException(
+                            "unknown benchmark '" + args.positional().get(0) + "'");
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

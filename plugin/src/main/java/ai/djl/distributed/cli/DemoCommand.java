@@ -1,6 +1,7 @@
 package ai.djl.distributed.cli;
 
 import ai.djl.distributed.store.tcp.TcpStore;
+
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -11,9 +12,9 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@code djl-dist demo}: the smoke run of the quick start. Rank 0 serves a TcpStore; every rank
- * (a thread here) joins, publishes its address, reads everyone else's and meets at a barrier, as
- * the ranks of a job do at start-up.
+ * {@code djl-dist demo}: the smoke run of the quick start. Rank 0 serves a TcpStore; every rank (a
+ * thread here) joins, publishes its address, reads everyone else's and meets at a barrier, as the
+ * ranks of a job do at start-up.
  */
 final class DemoCommand {
 
@@ -27,7 +28,15 @@ final class DemoCommand {
         }
         long start = System.nanoTime();
         Duration timeout = Duration.ofSeconds(60);
-        try (TcpStore master = TcpStore.builder().setHost("127.0.0.1").setPort(0).optServer(true).optWorldSize(n).optWaitForWorkers(false).optTimeout(timeout).build()) {
+        try (TcpStore master =
+                TcpStore.builder()
+                        .setHost("127.0.0.1")
+                        .setPort(0)
+                        .optServer(true)
+                        .optWorldSize(n)
+                        .optWaitForWorkers(false)
+                        .optTimeout(timeout)
+                        .build()) {
             System.out.println("rank 0 serves a TcpStore on 127.0.0.1:" + master.getPort());
             ExecutorService pool = Executors.newFixedThreadPool(n);
             try {
@@ -45,13 +54,23 @@ final class DemoCommand {
             } finally {
                 pool.shutdownNow();
             }
-            System.out.printf("%d ranks met in %.1f ms; the store holds %d keys%n", n, (System.nanoTime() - start) / 1e6, master.numKeys());
+            System.out.printf(
+                    "%d ranks met in %.1f ms; the store holds %d keys%n",
+                    n, (System.nanoTime() - start) / 1e6, master.numKeys());
         }
         return 0;
     }
 
     private static String rank(int rank, int n, TcpStore master, Duration timeout) {
-        try (TcpStore store = rank == 0 ? null : TcpStore.builder().setHost("127.0.0.1").setPort(master.getPort()).optWorldSize(n).optTimeout(timeout).build()) {
+        try (TcpStore store =
+                rank == 0
+                        ? null
+                        : TcpStore.builder()
+                                .setHost("127.0.0.1")
+                                .setPort(master.getPort())
+                                .optWorldSize(n)
+                                .optTimeout(timeout)
+                                .build()) {
             TcpStore s = rank == 0 ? master : store;
             s.set("addr/" + rank, "rank" + rank + "@127.0.0.1");
             StringBuilder peers = new StringBuilder();

@@ -5,6 +5,7 @@ import ai.djl.distributed.store.PrefixStore;
 import ai.djl.distributed.store.Store;
 import ai.djl.distributed.store.StoreTimeoutException;
 import ai.djl.distributed.store.tcp.TcpStore;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -81,7 +82,8 @@ final class StoreCommand {
                 try {
                     delta = Long.parseLong(operands.get(1));
                 } catch (NumberFormatException e) {
-                    throw new Args.UsageException("add: '" + operands.get(1) + "' (expected: an integer)");
+                    throw new Args.UsageException(
+                            "add: '" + operands.get(1) + "' (expected: an integer)");
                 }
                 System.out.println(store.add(operands.get(0), delta));
                 return 0;

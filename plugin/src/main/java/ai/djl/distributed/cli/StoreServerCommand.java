@@ -2,6 +2,7 @@ package ai.djl.distributed.cli;
 
 import ai.djl.distributed.store.tcp.NettyTransport;
 import ai.djl.distributed.store.tcp.TcpStoreServer;
+
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
@@ -17,7 +18,8 @@ final class StoreServerCommand {
             throw new Args.UsageException("store-server takes no words: " + args.positional());
         }
         String host = args.get("host", "0.0.0.0");
-        TcpStoreServer.Builder builder = TcpStoreServer.builder().optHost(host).optPort(args.getInt("port", 29500));
+        TcpStoreServer.Builder builder =
+                TcpStoreServer.builder().optHost(host).optPort(args.getInt("port", 29500));
         if (args.has("io-threads")) {
             builder.optIoThreads(args.getInt("io-threads", 1));
         }
@@ -35,7 +37,14 @@ final class StoreServerCommand {
                                     stopped.countDown();
                                 },
                                 "djl-store-server-shutdown"));
-        System.out.println("djl-dist store-server listening on " + host + ":" + server.getPort() + " (" + (NettyTransport.isEpoll() ? "epoll" : "nio") + ")");
+        System.out.println(
+                "djl-dist store-server listening on "
+                        + host
+                        + ":"
+                        + server.getPort()
+                        + " ("
+                        + (NettyTransport.isEpoll() ? "epoll" : "nio")
+                        + ")");
         System.out.flush();
         try {
             if (worldSize > 0) {

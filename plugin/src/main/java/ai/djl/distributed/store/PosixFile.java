@@ -5,6 +5,7 @@ import com.sun.jna.Memory;
 import com.sun.jna.Native;
 import com.sun.jna.Platform;
 import com.sun.jna.Pointer;
+
 import java.nio.charset.Charset;
 import java.nio.file.Path;
 import java.util.concurrent.locks.LockSupport;

@@ -1,6 +1,7 @@
 package ai.djl.distributed.store;
 
 import ai.djl.distributed.NotSupportedException;
+
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,13 +18,13 @@ import java.util.Optional;
  * PyTorch (a {@link FileStore} file, a TCPStore server) lays them out as PyTorch does.
  *
  * <p><b>Blocking.</b> {@link #get}, {@link #waitFor} and a blocking {@link #queuePop} block until
- * their keys exist or the timeout expires, then throw {@link StoreTimeoutException} naming the
- * keys and the duration. Every other call returns as soon as the store has answered; a remote store
+ * their keys exist or the timeout expires, then throw {@link StoreTimeoutException} naming the keys
+ * and the duration. Every other call returns as soon as the store has answered; a remote store
  * bounds those by the store timeout too. The default timeout is {@link #DEFAULT_TIMEOUT}, as in
  * PyTorch, and is changed with {@link #setTimeout}; there is no infinite timeout.
  *
- * <p><b>Thread safety.</b> Every implementation is safe for concurrent use by many threads; a remote
- * store serialises the calls of one instance on its connection, as PyTorch's client does.
+ * <p><b>Thread safety.</b> Every implementation is safe for concurrent use by many threads; a
+ * remote store serialises the calls of one instance on its connection, as PyTorch's client does.
  *
  * <p><b>Extended API.</b> {@link #append}, {@link #multiGet} and {@link #multiSet} work on every
  * store: an implementation without a native form falls back to a {@code compareSet} loop or one
@@ -91,8 +92,8 @@ public interface Store extends AutoCloseable {
      * @param key the key
      * @param expected the value the caller believes is current; empty for "absent"
      * @param desired the value to install
-     * @return {@code desired} if it was installed, otherwise the current value (or {@code
-     *     expected} for a missing key)
+     * @return {@code desired} if it was installed, otherwise the current value (or {@code expected}
+     *     for a missing key)
      */
     byte[] compareSet(String key, byte[] expected, byte[] desired);
 

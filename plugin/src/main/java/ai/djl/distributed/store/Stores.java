@@ -120,7 +120,8 @@ public final class Stores {
         try {
             return Long.parseLong(text);
         } catch (NumberFormatException e) {
-            throw new StoreException(store + ": counter '" + key + "' overflows a long: " + text, e);
+            throw new StoreException(
+                    store + ": counter '" + key + "' overflows a long: " + text, e);
         }
     }
 

@@ -1,6 +1,6 @@
 /**
- * Stores: the key-value rendezvous through which the ranks of a job meet, compatible with
- * PyTorch's c10d stores.
+ * Stores: the key-value rendezvous through which the ranks of a job meet, compatible with PyTorch's
+ * c10d stores.
  *
  * <p>{@link ai.djl.distributed.store.Store} mirrors {@code torch.distributed.Store}. {@link
  * ai.djl.distributed.store.HashStore} lives in one process, {@link

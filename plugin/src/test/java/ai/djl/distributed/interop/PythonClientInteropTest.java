@@ -5,10 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.djl.distributed.store.tcp.TcpStore;
 import ai.djl.distributed.store.tcp.TcpStoreServer;
-import java.time.Duration;
-import java.util.List;
+
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+
+import java.time.Duration;
+import java.util.List;
 
 /** PyTorch 2.6's TCPStore client against the Java server, sharing keys with a Java client. */
 @Timeout(180)
@@ -62,7 +64,12 @@ class PythonClientInteropTest {
     @Test
     void pythonClientTalksToJavaServer() throws Exception {
         try (TcpStoreServer server = TcpStoreServer.builder().optHost("127.0.0.1").build();
-                TcpStore java = TcpStore.builder().setHost("127.0.0.1").setPort(server.getPort()).optTimeout(Duration.ofSeconds(60)).build();
+                TcpStore java =
+                        TcpStore.builder()
+                                .setHost("127.0.0.1")
+                                .setPort(server.getPort())
+                                .optTimeout(Duration.ofSeconds(60))
+                                .build();
                 PythonPeer py = PythonPeer.start(SCRIPT, Integer.toString(server.getPort()))) {
             java.set("from_java", "hello from java");
             java.add("java_counter", 41);
@@ -71,15 +78,28 @@ class PythonClientInteropTest {
             assertEquals("-2", java.getString("py_counter"));
             assertEquals("second", java.getString("cas"));
             assertEquals("potato", java.getString("potato"));
-            assertEquals(List.of("a", "bb"), java.multiGet(List.of("m1", "m2")).stream().map(String::new).toList());
+            assertEquals(
+                    List.of("a", "bb"),
+                    java.multiGet(List.of("m1", "m2")).stream().map(String::new).toList());
             byte[] binary = java.get("binary");
             for (int i = 0; i < 256; ++i) {
                 assertEquals((byte) i, binary[i]);
             }
             assertTrue(!java.check(List.of("doomed")));
-            assertEquals(2, server.joinedWorkers(), "two Python clients with world_size=2 counted on init/");
-            // keys: from_java java_counter from_python py_counter cas potato m1 m2 binary late init/
-            assertEquals("11", py.output().lines().filter(l -> l.startsWith("NUMKEYS")).findFirst().orElseThrow().split(" ")[1]);
+            assertEquals(
+                    2,
+                    server.joinedWorkers(),
+                    "two Python clients with world_size=2 counted on init/");
+            // keys: from_java java_counter from_python py_counter cas potato m1 m2 binary late
+            // init/
+            assertEquals(
+                    "11",
+                    py.output()
+                            .lines()
+                            .filter(l -> l.startsWith("NUMKEYS"))
+                            .findFirst()
+                            .orElseThrow()
+                            .split(" ")[1]);
         }
     }
 }

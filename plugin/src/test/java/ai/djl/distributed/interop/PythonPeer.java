@@ -15,7 +15,10 @@ import java.util.concurrent.TimeUnit;
  */
 final class PythonPeer implements AutoCloseable {
 
-    private static final Path TORCH26 = Path.of(System.getProperty("djl.dist.peer", "../../shared/peers/torch26")).toAbsolutePath().normalize();
+    private static final Path TORCH26 =
+            Path.of(System.getProperty("djl.dist.peer", "../../shared/peers/torch26"))
+                    .toAbsolutePath()
+                    .normalize();
 
     private final Process process;
     private final Path script;
@@ -36,14 +39,22 @@ final class PythonPeer implements AutoCloseable {
      */
     static PythonPeer start(String source, String... args) throws IOException {
         if (!Files.isExecutable(TORCH26)) {
-            throw new IllegalStateException("no PyTorch peer at " + TORCH26 + ": run ../shared/peers/setup.sh (or pass -Ddjl.dist.peer=PATH)");
+            throw new IllegalStateException(
+                    "no PyTorch peer at "
+                            + TORCH26
+                            + ": run ../shared/peers/setup.sh (or pass -Ddjl.dist.peer=PATH)");
         }
         Path script = Files.createTempFile(Path.of("/tmp"), "djl-interop-", ".py");
         Files.writeString(script, source, StandardCharsets.UTF_8);
         Path log = Files.createTempFile(Path.of("/tmp"), "djl-interop-", ".log");
-        List<String> command = new ArrayList<>(List.of(TORCH26.toString(), "python3", "-u", script.toString()));
+        List<String> command =
+                new ArrayList<>(List.of(TORCH26.toString(), "python3", "-u", script.toString()));
         command.addAll(List.of(args));
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        Process p =
+                new ProcessBuilder(command)
+                        .redirectErrorStream(true)
+                        .redirectOutput(log.toFile())
+                        .start();
         return new PythonPeer(p, script, log);
     }
 
@@ -63,11 +74,18 @@ final class PythonPeer implements AutoCloseable {
                 }
             }
             if (!process.isAlive()) {
-                throw new AssertionError("python exited with " + process.exitValue() + " before printing '" + prefix + "':\n" + output());
+                throw new AssertionError(
+                        "python exited with "
+                                + process.exitValue()
+                                + " before printing '"
+                                + prefix
+                                + "':\n"
+                                + output());
             }
             Thread.sleep(50);
         }
-        throw new AssertionError("no line '" + prefix + "' from python within " + timeout + ":\n" + output());
+        throw new AssertionError(
+                "no line '" + prefix + "' from python within " + timeout + ":\n" + output());
     }
 
     /**
@@ -82,7 +100,8 @@ final class PythonPeer implements AutoCloseable {
             throw new AssertionError("python still running after " + timeout + ":\n" + output());
         }
         if (process.exitValue() != 0) {
-            throw new AssertionError("python exited with " + process.exitValue() + ":\n" + output());
+            throw new AssertionError(
+                    "python exited with " + process.exitValue() + ":\n" + output());
         }
         return output();
     }

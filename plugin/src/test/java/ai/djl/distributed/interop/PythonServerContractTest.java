@@ -3,6 +3,7 @@ package ai.djl.distributed.interop;
 import ai.djl.distributed.store.Store;
 import ai.djl.distributed.store.StoreContractTest;
 import ai.djl.distributed.store.tcp.TcpStore;
+
 import java.time.Duration;
 
 /**
@@ -29,7 +30,12 @@ class PythonServerContractTest extends StoreContractTest {
     protected Store createStore() throws Exception {
         server = PythonPeer.start(SERVER);
         int port = Integer.parseInt(server.awaitLine("PORT", Duration.ofSeconds(60)));
-        TcpStore store = TcpStore.builder().setHost("127.0.0.1").setPort(port).optTimeout(Duration.ofSeconds(30)).build();
+        TcpStore store =
+                TcpStore.builder()
+                        .setHost("127.0.0.1")
+                        .setPort(port)
+                        .optTimeout(Duration.ofSeconds(30))
+                        .build();
         baseline = store.numKeys();
         return store;
     }
@@ -37,7 +43,11 @@ class PythonServerContractTest extends StoreContractTest {
     /** {@inheritDoc} */
     @Override
     protected Store connectAgain(Store store) {
-        return TcpStore.builder().setHost("127.0.0.1").setPort(((TcpStore) store).getPort()).optTimeout(Duration.ofSeconds(30)).build();
+        return TcpStore.builder()
+                .setHost("127.0.0.1")
+                .setPort(((TcpStore) store).getPort())
+                .optTimeout(Duration.ofSeconds(30))
+                .build();
     }
 
     /** {@inheritDoc} */

@@ -3,13 +3,14 @@ package ai.djl.distributed.store;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import org.junit.jupiter.api.Test;
+
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import org.junit.jupiter.api.Test;
 
 /** The store contract on a {@link FileStore} seen through a {@link PrefixStore}. */
 class PrefixFileStoreTest extends StoreContractTest {

@@ -13,16 +13,18 @@ import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
+
 import java.util.concurrent.TimeUnit;
 
 /**
- * The one place that picks Netty's transport: native epoll on Linux when it loads, NIO otherwise
- * or when the system property {@code ai.djl.distributed.netty.nio} is {@code true}. It also names
- * the event-loop threads and owns the event loops that all store clients of a JVM share.
+ * The one place that picks Netty's transport: native epoll on Linux when it loads, NIO otherwise or
+ * when the system property {@code ai.djl.distributed.netty.nio} is {@code true}. It also names the
+ * event-loop threads and owns the event loops that all store clients of a JVM share.
  */
 public final class NettyTransport {
 
-    private static final boolean EPOLL = !Boolean.getBoolean("ai.djl.distributed.netty.nio") && Epoll.isAvailable();
+    private static final boolean EPOLL =
+            !Boolean.getBoolean("ai.djl.distributed.netty.nio") && Epoll.isAvailable();
 
     private static final Object CLIENT_LOCK = new Object();
     private static EventLoopGroup clientGroup;
@@ -48,7 +50,8 @@ public final class NettyTransport {
      */
     public static EventLoopGroup newGroup(int threads, String name) {
         IoHandlerFactory factory = EPOLL ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
-        return new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory(name, true), factory);
+        return new MultiThreadIoEventLoopGroup(
+                threads, new DefaultThreadFactory(name, true), factory);
     }
 
     /**

@@ -14,7 +14,8 @@ final class SharedServers {
 
     private SharedServers() {}
 
-    static synchronized TcpStoreServer acquire(String host, int port, boolean multiTenant, int ioThreads) {
+    static synchronized TcpStoreServer acquire(
+            String host, int port, boolean multiTenant, int ioThreads) {
         if (multiTenant && port != 0) {
             TcpStoreServer live = BY_PORT.get(port);
             if (live != null && !live.isClosed()) {
@@ -22,7 +23,12 @@ final class SharedServers {
                 return live;
             }
         }
-        TcpStoreServer server = TcpStoreServer.builder().optHost(host).optPort(port).optIoThreads(ioThreads).build();
+        TcpStoreServer server =
+                TcpStoreServer.builder()
+                        .optHost(host)
+                        .optPort(port)
+                        .optIoThreads(ioThreads)
+                        .build();
         USERS.put(server, 1);
         if (multiTenant) {
             BY_PORT.put(server.getPort(), server);

@@ -3,12 +3,14 @@ package ai.djl.distributed.store.tcp;
 import ai.djl.distributed.store.StoreException;
 import ai.djl.distributed.store.Stores;
 import ai.djl.distributed.store.tcp.PendingCall.Reply;
+
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
+
 import java.time.Duration;
 import java.util.List;
 import java.util.Queue;
@@ -34,7 +36,8 @@ final class StoreConnection implements AutoCloseable {
     private final StoreResponseDecoder decoder;
     private boolean closed;
 
-    private StoreConnection(Channel channel, Queue<PendingCall> pending, StoreResponseDecoder decoder) {
+    private StoreConnection(
+            Channel channel, Queue<PendingCall> pending, StoreResponseDecoder decoder) {
         this.channel = channel;
         this.pending = pending;
         this.decoder = decoder;
@@ -57,7 +60,15 @@ final class StoreConnection implements AutoCloseable {
         while (true) {
             long left = deadline - System.nanoTime();
             if (left <= 0) {
-                throw new StoreException("The client socket has timed out after " + timeout.toMillis() + " ms while trying to connect to (" + host + ", " + port + ")", last);
+                throw new StoreException(
+                        "The client socket has timed out after "
+                                + timeout.toMillis()
+                                + " ms while trying to connect to ("
+                                + host
+                                + ", "
+                                + port
+                                + ")",
+                        last);
             }
             try {
                 return open(host, port, Duration.ofNanos(left));
@@ -72,7 +83,8 @@ final class StoreConnection implements AutoCloseable {
                     TimeUnit.NANOSECONDS.sleep(sleep);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
-                    throw new StoreException("interrupted while connecting to " + host + ":" + port, e);
+                    throw new StoreException(
+                            "interrupted while connecting to " + host + ":" + port, e);
                 }
             }
             backoff = Math.min((long) (backoff * 1.5), MAX_BACKOFF.toNanos());
@@ -91,12 +103,18 @@ final class StoreConnection implements AutoCloseable {
                             .group(group)
                             .channel(NettyTransport.clientChannel())
                             .option(ChannelOption.TCP_NODELAY, true)
-                            .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE, Math.max(1, timeout.toMillis())))
+                            .option(
+                                    ChannelOption.CONNECT_TIMEOUT_MILLIS,
+                                    (int)
+                                            Math.min(
+                                                    Integer.MAX_VALUE,
+                                                    Math.max(1, timeout.toMillis())))
                             .handler(
                                     new ChannelInitializer<Channel>() {
                                         @Override
                                         protected void initChannel(Channel ch) {
-                                            ch.pipeline().addLast(new StoreRequestEncoder(), decoder);
+                                            ch.pipeline()
+                                                    .addLast(new StoreRequestEncoder(), decoder);
                                         }
                                     });
             ChannelFuture future = bootstrap.connect(host, port);
@@ -113,17 +131,30 @@ final class StoreConnection implements AutoCloseable {
                 channel.close().awaitUninterruptibly(1000);
             }
             NettyTransport.releaseClientGroup();
-            throw e instanceof StoreException ? e : new StoreException("cannot connect to " + peer, e);
+            throw e instanceof StoreException
+                    ? e
+                    : new StoreException("cannot connect to " + peer, e);
         }
     }
 
     // VALIDATE opens every connection of PyTorch 2.2+; the PING nonce proves a live, matching peer.
     private void handshake(Duration timeout) {
-        call(new StoreRequest(StoreOpcode.VALIDATE, List.of(), List.of(), StoreProtocol.MAGIC), Reply.NONE, timeout);
+        call(
+                new StoreRequest(StoreOpcode.VALIDATE, List.of(), List.of(), StoreProtocol.MAGIC),
+                Reply.NONE,
+                timeout);
         long nonce = ProcessHandle.current().pid() & 0xFFFFFFFFL;
-        Object echo = call(new StoreRequest(StoreOpcode.PING, List.of(), List.of(), nonce), Reply.U32, timeout);
+        Object echo =
+                call(
+                        new StoreRequest(StoreOpcode.PING, List.of(), List.of(), nonce),
+                        Reply.U32,
+                        timeout);
         if (!Long.valueOf(nonce).equals(echo)) {
-            throw new StoreException("Ping failed, invalid value returned from server. Expected: " + nonce + ", Got: " + echo);
+            throw new StoreException(
+                    "Ping failed, invalid value returned from server. Expected: "
+                            + nonce
+                            + ", Got: "
+                            + echo);
         }
     }
 
@@ -150,8 +181,17 @@ final class StoreConnection implements AutoCloseable {
                 .addListener(
                         f -> {
                             if (!f.isSuccess()) {
-                                Throwable cause = decoder.failure() != null ? decoder.failure() : f.cause();
-                                call.future.completeExceptionally(new StoreException("cannot send " + call.description + " to " + channel.remoteAddress() + ": " + cause.getMessage(), cause));
+                                Throwable cause =
+                                        decoder.failure() != null ? decoder.failure() : f.cause();
+                                call.future.completeExceptionally(
+                                        new StoreException(
+                                                "cannot send "
+                                                        + call.description
+                                                        + " to "
+                                                        + channel.remoteAddress()
+                                                        + ": "
+                                                        + cause.getMessage(),
+                                                cause));
                                 channel.close();
                             } else if (reply == Reply.NONE) {
                                 call.future.complete(null);
@@ -167,8 +207,8 @@ final class StoreConnection implements AutoCloseable {
      * @param reply the shape of its reply
      * @param timeout how long to wait for the reply
      * @return the reply
-     * @throws StoreException if the connection failed, or no reply came in time (the connection
-     *     is then closed, since later replies could no longer be matched)
+     * @throws StoreException if the connection failed, or no reply came in time (the connection is
+     *     then closed, since later replies could no longer be matched)
      */
     Object call(StoreRequest request, Reply reply, Duration timeout) {
         int count = reply == Reply.MULTI_BYTES ? request.keys().size() : 0;
@@ -187,7 +227,14 @@ final class StoreConnection implements AutoCloseable {
         Object result = awaitOrNull(call.future, timeout);
         if (result == TIMED_OUT) {
             channel.close();
-            throw new StoreException("no reply to " + call.description + " from " + channel.remoteAddress() + " within " + timeout.toMillis() + " ms; connection closed");
+            throw new StoreException(
+                    "no reply to "
+                            + call.description
+                            + " from "
+                            + channel.remoteAddress()
+                            + " within "
+                            + timeout.toMillis()
+                            + " ms; connection closed");
         }
         return result;
     }
@@ -222,7 +269,9 @@ final class StoreConnection implements AutoCloseable {
     }
 
     private static String describe(StoreRequest request) {
-        return request.keys().isEmpty() ? request.opcode().toString() : request.opcode() + " " + request.keys();
+        return request.keys().isEmpty()
+                ? request.opcode().toString()
+                : request.opcode() + " " + request.keys();
     }
 
     /**
@@ -250,5 +299,4 @@ final class StoreConnection implements AutoCloseable {
     public String toString() {
         return String.valueOf(channel.remoteAddress());
     }
-
 }

@@ -11,7 +11,8 @@ import java.util.List;
  * @param values its values, in wire order (for MULTI_SET, one per key)
  * @param number the integer field (ADD's delta, VALIDATE's magic, PING's nonce), else 0
  */
-public record StoreRequest(StoreOpcode opcode, List<String> keys, List<byte[]> values, long number) {
+public record StoreRequest(
+        StoreOpcode opcode, List<String> keys, List<byte[]> values, long number) {
 
     /**
      * Creates a request with no integer field.

@@ -1,9 +1,11 @@
 package ai.djl.distributed.store.tcp;
 
 import ai.djl.distributed.store.tcp.StoreOpcode.Field;
+
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
+
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -14,8 +16,8 @@ import java.util.List;
  * decoder is a state machine that consumes whatever has arrived and resumes where it stopped.
  *
  * <p>Every length is checked against the limits before its bytes are awaited: a hostile or broken
- * length field raises {@link StoreCodecException} at once instead of buffering without bound.
- * After that the decoder discards its input: the server closes the connection.
+ * length field raises {@link StoreCodecException} at once instead of buffering without bound. After
+ * that the decoder discards its input: the server closes the connection.
  */
 public final class StoreRequestDecoder extends ByteToMessageDecoder {
 
@@ -141,7 +143,13 @@ public final class StoreRequestDecoder extends ByteToMessageDecoder {
         }
         long count = in.readLongLE();
         if (count < 0 || count > maxKeys) {
-            throw fail(opcode + " names " + Long.toUnsignedString(count) + " keys (limit " + maxKeys + ")");
+            throw fail(
+                    opcode
+                            + " names "
+                            + Long.toUnsignedString(count)
+                            + " keys (limit "
+                            + maxKeys
+                            + ")");
         }
         groupStart = field + 1;
         repeats = count;
@@ -159,7 +167,15 @@ public final class StoreRequestDecoder extends ByteToMessageDecoder {
             long n = in.readLongLE();
             String what = isKey ? "key" : "value";
             if (n < 0 || (isKey && n > maxKeyBytes)) {
-                throw fail(opcode + " " + what + " of " + Long.toUnsignedString(n) + " bytes (limit " + (isKey ? maxKeyBytes : maxRequestBytes) + ")");
+                throw fail(
+                        opcode
+                                + " "
+                                + what
+                                + " of "
+                                + Long.toUnsignedString(n)
+                                + " bytes (limit "
+                                + (isKey ? maxKeyBytes : maxRequestBytes)
+                                + ")");
             }
             requestBytes += n;
             if (requestBytes > maxRequestBytes) {

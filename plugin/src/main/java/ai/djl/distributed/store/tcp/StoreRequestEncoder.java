@@ -1,9 +1,11 @@
 package ai.djl.distributed.store.tcp;
 
 import ai.djl.distributed.store.tcp.StoreOpcode.Field;
+
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.MessageToByteEncoder;
+
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -25,7 +27,8 @@ public final class StoreRequestEncoder extends MessageToByteEncoder<StoreRequest
 
     /** {@inheritDoc} */
     @Override
-    protected ByteBuf allocateBuffer(ChannelHandlerContext ctx, StoreRequest msg, boolean preferDirect) {
+    protected ByteBuf allocateBuffer(
+            ChannelHandlerContext ctx, StoreRequest msg, boolean preferDirect) {
         return ctx.alloc().ioBuffer(encodedSize(msg));
     }
 

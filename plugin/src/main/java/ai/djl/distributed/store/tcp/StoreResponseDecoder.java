@@ -3,16 +3,18 @@ package ai.djl.distributed.store.tcp;
 import ai.djl.distributed.store.StoreException;
 import ai.djl.distributed.store.tcp.PendingCall.Reply;
 import ai.djl.distributed.store.tcp.PendingCall.WaitResult;
+
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
+
 import java.util.List;
 import java.util.Queue;
 
 /**
  * Matches the server's reply bytes to the client's queries, oldest first, and completes each
- * query's future. Replies carry no type, so the head of the pending queue says how to read the
- * next one. When the connection ends, every pending query fails.
+ * query's future. Replies carry no type, so the head of the pending queue says how to read the next
+ * one. When the connection ends, every pending query fails.
  */
 final class StoreResponseDecoder extends ByteToMessageDecoder {
 
@@ -40,7 +42,8 @@ final class StoreResponseDecoder extends ByteToMessageDecoder {
         while (in.isReadable()) {
             PendingCall call = pending.peek();
             if (call == null) {
-                throw new StoreCodecException(in.readableBytes() + " unexpected bytes from the server");
+                throw new StoreCodecException(
+                        in.readableBytes() + " unexpected bytes from the server");
             }
             Object result = read(call, in);
             if (result == null) {
@@ -68,7 +71,9 @@ final class StoreResponseDecoder extends ByteToMessageDecoder {
                     return null;
                 }
                 int code = in.readUnsignedByte();
-                return code == StoreProtocol.STOP_WAITING ? WaitResult.STOPPED : WaitResult.CANCELED;
+                return code == StoreProtocol.STOP_WAITING
+                        ? WaitResult.STOPPED
+                        : WaitResult.CANCELED;
             case I64:
                 return in.readableBytes() >= Long.BYTES ? (Object) in.readLongLE() : null;
             case U32:
@@ -97,7 +102,8 @@ final class StoreResponseDecoder extends ByteToMessageDecoder {
         }
         long length = in.getLongLE(in.readerIndex());
         if (length < 0 || length > Integer.MAX_VALUE - 16) {
-            throw new StoreCodecException("reply value of " + Long.toUnsignedString(length) + " bytes");
+            throw new StoreCodecException(
+                    "reply value of " + Long.toUnsignedString(length) + " bytes");
         }
         if (in.readableBytes() < Long.BYTES + length) {
             return null;
@@ -138,7 +144,13 @@ final class StoreResponseDecoder extends ByteToMessageDecoder {
     /** {@inheritDoc} */
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        fail(new StoreException("connection to the TcpStore server at " + peer + " failed: " + cause.getMessage(), cause));
+        fail(
+                new StoreException(
+                        "connection to the TcpStore server at "
+                                + peer
+                                + " failed: "
+                                + cause.getMessage(),
+                        cause));
         ctx.close();
     }
 

@@ -1,15 +1,18 @@
 package ai.djl.distributed.store.tcp;
 
 import ai.djl.distributed.store.StoreException;
+
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Serves one client connection: checks the VALIDATE handshake, applies each query to the shared
@@ -36,7 +39,13 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
         if (!validated) {
             // PyTorch 2.2+: the first query of every connection is VALIDATE with the magic.
             if (req.opcode() != StoreOpcode.VALIDATE || (int) req.number() != StoreProtocol.MAGIC) {
-                closeWith(ctx, "first query is " + req.opcode() + " (0x" + Long.toHexString(req.number()) + "), expected VALIDATE with the protocol magic");
+                closeWith(
+                        ctx,
+                        "first query is "
+                                + req.opcode()
+                                + " (0x"
+                                + Long.toHexString(req.number())
+                                + "), expected VALIDATE with the protocol magic");
                 return;
             }
             validated = true;
@@ -58,7 +67,9 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
                 return;
             case COMPARE_SET:
                 List<Waiter> casWoken = new ArrayList<>(0);
-                byte[] current = state.compareSet(req.key(), req.values().get(0), req.values().get(1), casWoken);
+                byte[] current =
+                        state.compareSet(
+                                req.key(), req.values().get(0), req.values().get(1), casWoken);
                 wake(casWoken);
                 ctx.write(bytes(ctx, current));
                 return;
@@ -73,7 +84,10 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
                 ctx.write(ctx.alloc().ioBuffer(8).writeLongLE(sum));
                 return;
             case CHECK:
-                int ready = state.check(req.keys()) ? StoreProtocol.CHECK_READY : StoreProtocol.CHECK_NOT_READY;
+                int ready =
+                        state.check(req.keys())
+                                ? StoreProtocol.CHECK_READY
+                                : StoreProtocol.CHECK_NOT_READY;
                 ctx.write(ctx.alloc().ioBuffer(1).writeByte(ready));
                 return;
             case WAIT:
@@ -162,7 +176,10 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
     // Stored values are never mutated, so large ones are sent without a copy.
     private static ByteBuf bytes(ChannelHandlerContext ctx, byte[] value) {
         if (value.length <= 256) {
-            return ctx.alloc().ioBuffer(8 + value.length).writeLongLE(value.length).writeBytes(value);
+            return ctx.alloc()
+                    .ioBuffer(8 + value.length)
+                    .writeLongLE(value.length)
+                    .writeBytes(value);
         }
         ByteBuf header = ctx.alloc().ioBuffer(8).writeLongLE(value.length);
         return Unpooled.wrappedBuffer(header, Unpooled.wrappedBuffer(value));
@@ -196,15 +213,22 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         if (cause instanceof java.io.IOException) {
             // a client that vanished (reset, broken pipe): nothing to report above debug
-            logger.debug("TcpStore server: connection from {} failed", ctx.channel().remoteAddress(), cause);
+            logger.debug(
+                    "TcpStore server: connection from {} failed",
+                    ctx.channel().remoteAddress(),
+                    cause);
             ctx.close();
             return;
         }
-        closeWith(ctx, cause instanceof StoreCodecException ? cause.getMessage() : cause.toString());
+        closeWith(
+                ctx, cause instanceof StoreCodecException ? cause.getMessage() : cause.toString());
     }
 
     private void closeWith(ChannelHandlerContext ctx, String reason) {
-        logger.warn("TcpStore server: closing connection from {}: {}", ctx.channel().remoteAddress(), reason);
+        logger.warn(
+                "TcpStore server: closing connection from {}: {}",
+                ctx.channel().remoteAddress(),
+                reason);
         ctx.close();
     }
 }

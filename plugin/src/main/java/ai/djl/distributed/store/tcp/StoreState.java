@@ -1,6 +1,7 @@
 package ai.djl.distributed.store.tcp;
 
 import ai.djl.distributed.store.Stores;
+
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -42,7 +43,8 @@ final class StoreState {
         return value;
     }
 
-    synchronized byte[] compareSet(String key, byte[] expected, byte[] desired, List<Waiter> woken) {
+    synchronized byte[] compareSet(
+            String key, byte[] expected, byte[] desired, List<Waiter> woken) {
         byte[] current = data.get(key);
         if (current == null) {
             if (expected.length != 0) {

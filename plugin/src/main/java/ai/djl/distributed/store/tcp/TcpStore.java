@@ -6,6 +6,7 @@ import ai.djl.distributed.store.StoreTimeoutException;
 import ai.djl.distributed.store.Stores;
 import ai.djl.distributed.store.tcp.PendingCall.Reply;
 import ai.djl.distributed.store.tcp.PendingCall.WaitResult;
+
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,9 +17,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * A store served over TCP, speaking PyTorch's TCPStore protocol (2.2 and later): the counterpart
- * of {@code torch.distributed.TCPStore}. A Java rank can share one store with Python ranks, join
- * a job whose store PyTorch (or torchrun's agent) serves, or serve one itself ({@link
+ * A store served over TCP, speaking PyTorch's TCPStore protocol (2.2 and later): the counterpart of
+ * {@code torch.distributed.TCPStore}. A Java rank can share one store with Python ranks, join a job
+ * whose store PyTorch (or torchrun's agent) serves, or serve one itself ({@link
  * Builder#optServer(boolean)}, usually on rank 0).
  *
  * <p>Keys go on the wire as PyTorch's client sends them: {@code "/" + key}, and the worker counter
@@ -31,7 +32,6 @@ import java.util.concurrent.locks.ReentrantLock;
  * PyTorch's libuv server); PyTorch's legacy server drops the connection on a queue query.
  */
 public final class TcpStore implements Store {
-
 
     private final String host;
     private final int port;
@@ -108,10 +108,10 @@ public final class TcpStore implements Store {
     }
 
     /**
-     * Counts this worker on the {@code init/} counter and, on the server instance, blocks until
-     * the counter reaches the world size, polling every 10 ms as PyTorch does, for at most the
-     * store timeout. The builder calls it unless {@link Builder#optWaitForWorkers} is false; call
-     * it once per instance.
+     * Counts this worker on the {@code init/} counter and, on the server instance, blocks until the
+     * counter reaches the world size, polling every 10 ms as PyTorch does, for at most the store
+     * timeout. The builder calls it unless {@link Builder#optWaitForWorkers} is false; call it once
+     * per instance.
      *
      * @throws IllegalStateException if no world size was given
      * @throws StoreException naming how many workers joined, if they did not all come in time
@@ -131,7 +131,14 @@ public final class TcpStore implements Store {
                 return;
             }
             if (System.nanoTime() - deadline >= 0) {
-                throw new StoreException("Timed out after " + limit.toSeconds() + " seconds waiting for clients. " + joined + "/" + worldSize + " clients joined.");
+                throw new StoreException(
+                        "Timed out after "
+                                + limit.toSeconds()
+                                + " seconds waiting for clients. "
+                                + joined
+                                + "/"
+                                + worldSize
+                                + " clients joined.");
             }
             sleep(10);
             joined = rawAdd(StoreProtocol.INIT_KEY, 0);
@@ -153,7 +160,11 @@ public final class TcpStore implements Store {
         try {
             // As PyTorch's client: WAIT first, so the GET never misses.
             waitLocked(List.of(key), List.of(wireKey), timeout);
-            return (byte[]) callLocked(request(StoreOpcode.GET, List.of(wireKey), List.of()), Reply.BYTES, timeout);
+            return (byte[])
+                    callLocked(
+                            request(StoreOpcode.GET, List.of(wireKey), List.of()),
+                            Reply.BYTES,
+                            timeout);
         } finally {
             lock.unlock();
         }
@@ -166,7 +177,10 @@ public final class TcpStore implements Store {
     }
 
     private long rawAdd(String wireKey, long delta) {
-        return (Long) call(new StoreRequest(StoreOpcode.ADD, List.of(wireKey), List.of(), delta), Reply.I64);
+        return (Long)
+                call(
+                        new StoreRequest(StoreOpcode.ADD, List.of(wireKey), List.of(), delta),
+                        Reply.I64);
     }
 
     /** {@inheritDoc} */
@@ -174,13 +188,23 @@ public final class TcpStore implements Store {
     public byte[] compareSet(String key, byte[] expected, byte[] desired) {
         Stores.checkValue("expected", expected);
         Stores.checkValue("desired", desired);
-        return (byte[]) call(request(StoreOpcode.COMPARE_SET, List.of(wire(key)), List.of(expected, desired)), Reply.BYTES);
+        return (byte[])
+                call(
+                        request(
+                                StoreOpcode.COMPARE_SET,
+                                List.of(wire(key)),
+                                List.of(expected, desired)),
+                        Reply.BYTES);
     }
 
     /** {@inheritDoc} */
     @Override
     public boolean deleteKey(String key) {
-        return (Long) call(request(StoreOpcode.DELETE_KEY, List.of(wire(key)), List.of()), Reply.I64) > 0;
+        return (Long)
+                        call(
+                                request(StoreOpcode.DELETE_KEY, List.of(wire(key)), List.of()),
+                                Reply.I64)
+                > 0;
     }
 
     /** {@inheritDoc} */
@@ -206,12 +230,15 @@ public final class TcpStore implements Store {
     // WAIT, and on timeout CANCEL_WAIT, as PyTorch 2.1+ does, so the connection stays in step.
     private void waitLocked(List<String> keys, List<String> wireKeys, Duration limit) {
         ensureOpen();
-        PendingCall wait = connection.send(request(StoreOpcode.WAIT, wireKeys, List.of()), Reply.WAIT, 0);
+        PendingCall wait =
+                connection.send(request(StoreOpcode.WAIT, wireKeys, List.of()), Reply.WAIT, 0);
         Object result = StoreConnection.awaitOrNull(wait.future, limit);
         if (!StoreConnection.timedOut(result)) {
             return;
         }
-        PendingCall cancel = connection.send(request(StoreOpcode.CANCEL_WAIT, List.of(), List.of()), Reply.CANCEL, 0);
+        PendingCall cancel =
+                connection.send(
+                        request(StoreOpcode.CANCEL_WAIT, List.of(), List.of()), Reply.CANCEL, 0);
         connection.await(cancel, Duration.ofSeconds(Math.max(10, Math.min(limit.toSeconds(), 60))));
         if (wait.future.isDone() && wait.future.join() == WaitResult.STOPPED) {
             return; // the keys landed while we cancelled: nothing was lost, so succeed
@@ -240,7 +267,12 @@ public final class TcpStore implements Store {
         lock.lock();
         try {
             waitLocked(keys, wireKeys, timeout);
-            return new ArrayList<>((List<byte[]>) callLocked(request(StoreOpcode.MULTI_GET, wireKeys, List.of()), Reply.MULTI_BYTES, timeout));
+            return new ArrayList<>(
+                    (List<byte[]>)
+                            callLocked(
+                                    request(StoreOpcode.MULTI_GET, wireKeys, List.of()),
+                                    Reply.MULTI_BYTES,
+                                    timeout));
         } finally {
             lock.unlock();
         }
@@ -251,7 +283,12 @@ public final class TcpStore implements Store {
     public void multiSet(List<String> keys, List<byte[]> values) {
         List<String> wireKeys = wire(keys);
         if (values == null || values.size() != keys.size()) {
-            throw new IllegalArgumentException("values: " + (values == null ? null : values.size() + " values") + " (expected: one per key, " + keys.size() + ")");
+            throw new IllegalArgumentException(
+                    "values: "
+                            + (values == null ? null : values.size() + " values")
+                            + " (expected: one per key, "
+                            + keys.size()
+                            + ")");
         }
         for (int i = 0; i < values.size(); ++i) {
             Stores.checkValue("values[" + i + "]", values.get(i));
@@ -287,7 +324,12 @@ public final class TcpStore implements Store {
                 }
                 // a non-empty queue satisfies WAIT; another client may still pop first, so loop
                 waitLocked(List.of(key), List.of(wireKey), Duration.ofNanos(left));
-                byte[][] popped = (byte[][]) callLocked(request(StoreOpcode.QUEUE_POP, List.of(wireKey), List.of()), Reply.QUEUE_POP, timeout);
+                byte[][] popped =
+                        (byte[][])
+                                callLocked(
+                                        request(StoreOpcode.QUEUE_POP, List.of(wireKey), List.of()),
+                                        Reply.QUEUE_POP,
+                                        timeout);
                 if (popped.length == 1) {
                     return popped[0];
                 }
@@ -302,14 +344,19 @@ public final class TcpStore implements Store {
     /** {@inheritDoc} */
     @Override
     public Optional<byte[]> queueTryPop(String key) {
-        byte[][] popped = (byte[][]) call(request(StoreOpcode.QUEUE_POP, List.of(wire(key)), List.of()), Reply.QUEUE_POP);
+        byte[][] popped =
+                (byte[][])
+                        call(
+                                request(StoreOpcode.QUEUE_POP, List.of(wire(key)), List.of()),
+                                Reply.QUEUE_POP);
         return popped.length == 1 ? Optional.of(popped[0]) : Optional.empty();
     }
 
     /** {@inheritDoc} */
     @Override
     public long queueLength(String key) {
-        return (Long) call(request(StoreOpcode.QUEUE_LEN, List.of(wire(key)), List.of()), Reply.I64);
+        return (Long)
+                call(request(StoreOpcode.QUEUE_LEN, List.of(wire(key)), List.of()), Reply.I64);
     }
 
     /** {@inheritDoc} */
@@ -325,8 +372,8 @@ public final class TcpStore implements Store {
     }
 
     /**
-     * Closes the connection and, if this instance serves, the server; idempotent. A call blocked
-     * on another thread fails at once with a {@link StoreException} rather than delaying the close.
+     * Closes the connection and, if this instance serves, the server; idempotent. A call blocked on
+     * another thread fails at once with a {@link StoreException} rather than delaying the close.
      */
     @Override
     public void close() {
@@ -373,7 +420,8 @@ public final class TcpStore implements Store {
 
     // User key -> the raw bytes PyTorch's client sends ("/" + UTF-8), held in an ISO-8859-1 string.
     private static String wire(String key) {
-        byte[] utf8 = (StoreProtocol.KEY_PREFIX + Stores.checkKey(key)).getBytes(StandardCharsets.UTF_8);
+        byte[] utf8 =
+                (StoreProtocol.KEY_PREFIX + Stores.checkKey(key)).getBytes(StandardCharsets.UTF_8);
         return new String(utf8, StandardCharsets.ISO_8859_1);
     }
 
@@ -398,7 +446,9 @@ public final class TcpStore implements Store {
         }
     }
 
-    /** Configures and opens a {@link TcpStore}; {@code setHost} and {@code setPort} are required. */
+    /**
+     * Configures and opens a {@link TcpStore}; {@code setHost} and {@code setPort} are required.
+     */
     public static final class Builder {
 
         private String host;
@@ -407,7 +457,8 @@ public final class TcpStore implements Store {
         private boolean server;
         private boolean waitForWorkers = true;
         private boolean multiTenant;
-        private int serverIoThreads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
+        private int serverIoThreads =
+                Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
         private Duration timeout = DEFAULT_TIMEOUT;
 
         Builder() {}
@@ -435,8 +486,8 @@ public final class TcpStore implements Store {
         }
 
         /**
-         * Sets the number of workers: with {@link #optWaitForWorkers} on, each instance adds
-         * itself to the {@code init/} counter and the server instance waits for all of them.
+         * Sets the number of workers: with {@link #optWaitForWorkers} on, each instance adds itself
+         * to the {@code init/} counter and the server instance waits for all of them.
          *
          * @param worldSize at least 1
          * @return this builder
@@ -458,8 +509,8 @@ public final class TcpStore implements Store {
         }
 
         /**
-         * Sets whether the instance counts itself on {@code init/} and, if it serves, waits for
-         * the world size to join, as PyTorch's {@code wait_for_workers}; default true.
+         * Sets whether the instance counts itself on {@code init/} and, if it serves, waits for the
+         * world size to join, as PyTorch's {@code wait_for_workers}; default true.
          *
          * @param waitForWorkers whether to wait
          * @return this builder
@@ -470,8 +521,8 @@ public final class TcpStore implements Store {
         }
 
         /**
-         * Lets several server instances in this JVM share one server on the same port, as
-         * PyTorch's {@code multi_tenant}; default false (a second bind fails).
+         * Lets several server instances in this JVM share one server on the same port, as PyTorch's
+         * {@code multi_tenant}; default false (a second bind fails).
          *
          * @param multiTenant whether to share
          * @return this builder
@@ -512,20 +563,25 @@ public final class TcpStore implements Store {
          */
         public TcpStore build() {
             if (host == null || host.isEmpty()) {
-                throw new IllegalArgumentException("host: '" + host + "' (expected: a host name or address)");
+                throw new IllegalArgumentException(
+                        "host: '" + host + "' (expected: a host name or address)");
             }
             if (port < 0 || port > 65535 || (port == 0 && !server)) {
-                throw new IllegalArgumentException("port: " + port + " (expected: 1 to 65535, or 0 for a server)");
+                throw new IllegalArgumentException(
+                        "port: " + port + " (expected: 1 to 65535, or 0 for a server)");
             }
             if (worldSize != null && worldSize < 1) {
-                throw new IllegalArgumentException("worldSize: " + worldSize + " (expected: at least 1; TCPStore world size cannot be 0)");
+                throw new IllegalArgumentException(
+                        "worldSize: "
+                                + worldSize
+                                + " (expected: at least 1; TCPStore world size cannot be 0)");
             }
             if (serverIoThreads < 1) {
-                throw new IllegalArgumentException("serverIoThreads: " + serverIoThreads + " (expected: at least 1)");
+                throw new IllegalArgumentException(
+                        "serverIoThreads: " + serverIoThreads + " (expected: at least 1)");
             }
             Stores.checkTimeout(timeout);
             return new TcpStore(this);
         }
     }
-
 }

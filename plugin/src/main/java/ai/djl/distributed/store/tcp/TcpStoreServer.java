@@ -1,11 +1,13 @@
 package ai.djl.distributed.store.tcp;
 
 import ai.djl.distributed.store.StoreException;
+
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
+
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
@@ -46,7 +48,11 @@ public final class TcpStoreServer implements AutoCloseable {
                                         @Override
                                         protected void initChannel(Channel ch) {
                                             ch.pipeline()
-                                                    .addLast(new StoreRequestDecoder(builder.maxKeyBytes, builder.maxRequestBytes, builder.maxKeys))
+                                                    .addLast(
+                                                            new StoreRequestDecoder(
+                                                                    builder.maxKeyBytes,
+                                                                    builder.maxRequestBytes,
+                                                                    builder.maxKeys))
                                                     .addLast(new StoreServerHandler(state));
                                         }
                                     });
@@ -55,7 +61,13 @@ public final class TcpStoreServer implements AutoCloseable {
         } catch (Exception e) { // Netty rethrows bind's checked IOException unchecked
             shutdownGroups();
             throw new StoreException(
-                    "The server socket has failed to listen on " + builder.host + ":" + builder.port + ": " + e.getMessage(), e);
+                    "The server socket has failed to listen on "
+                            + builder.host
+                            + ":"
+                            + builder.port
+                            + ": "
+                            + e.getMessage(),
+                    e);
         }
     }
 
@@ -93,7 +105,9 @@ public final class TcpStoreServer implements AutoCloseable {
      */
     public long joinedWorkers() {
         byte[] value = state.get(StoreProtocol.INIT_KEY);
-        return value == null ? 0 : Long.parseLong(new String(value, StandardCharsets.US_ASCII).trim());
+        return value == null
+                ? 0
+                : Long.parseLong(new String(value, StandardCharsets.US_ASCII).trim());
     }
 
     /**
@@ -143,7 +157,8 @@ public final class TcpStoreServer implements AutoCloseable {
 
         private String host = "0.0.0.0";
         private int port;
-        private int ioThreads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
+        private int ioThreads =
+                Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
         private int backlog = 16384;
         private int maxKeyBytes = StoreProtocol.DEFAULT_MAX_KEY_BYTES;
         private long maxRequestBytes = StoreProtocol.DEFAULT_MAX_REQUEST_BYTES;
@@ -237,7 +252,8 @@ public final class TcpStoreServer implements AutoCloseable {
          */
         public TcpStoreServer build() {
             if (host == null || host.isEmpty()) {
-                throw new IllegalArgumentException("host: '" + host + "' (expected: a host name or address)");
+                throw new IllegalArgumentException(
+                        "host: '" + host + "' (expected: a host name or address)");
             }
             if (port < 0 || port > 65535) {
                 throw new IllegalArgumentException("port: " + port + " (expected: 0 to 65535)");

@@ -3,6 +3,7 @@ package ai.djl.distributed.store.tcp;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+
 import java.util.List;
 
 /**
@@ -24,8 +25,8 @@ final class Waiter {
     }
 
     /**
-     * Sends STOP_WAITING. A wake from another event loop goes through the channel's own task
-     * queue, so a later CANCEL_WAIT reply, also queued there, can never overtake it.
+     * Sends STOP_WAITING. A wake from another event loop goes through the channel's own task queue,
+     * so a later CANCEL_WAIT reply, also queued there, can never overtake it.
      */
     void wake() {
         if (channel.eventLoop().inEventLoop()) {

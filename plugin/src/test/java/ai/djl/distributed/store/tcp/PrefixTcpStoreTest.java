@@ -3,6 +3,7 @@ package ai.djl.distributed.store.tcp;
 import ai.djl.distributed.store.PrefixStore;
 import ai.djl.distributed.store.Store;
 import ai.djl.distributed.store.StoreContractTest;
+
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

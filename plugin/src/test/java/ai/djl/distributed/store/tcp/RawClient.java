@@ -72,7 +72,9 @@ final class RawClient implements AutoCloseable {
         return new String(b, StandardCharsets.UTF_8);
     }
 
-    /** Returns whether the server closed the connection (EOF or reset) within the socket timeout. */
+    /**
+     * Returns whether the server closed the connection (EOF or reset) within the socket timeout.
+     */
     boolean closedByServer() throws IOException {
         try {
             return in.read() == -1;

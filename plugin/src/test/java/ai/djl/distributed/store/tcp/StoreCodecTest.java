@@ -11,13 +11,15 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.DecoderException;
+
+import org.junit.jupiter.api.Test;
+
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.Test;
 
 /** The request codec: exact bytes, byte-at-a-time decoding, and malformed input. */
 class StoreCodecTest {
@@ -36,12 +38,14 @@ class StoreCodecTest {
         }
 
         Wire u32(long v) {
-            out.writeBytes(ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt((int) v).array());
+            out.writeBytes(
+                    ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt((int) v).array());
             return this;
         }
 
         Wire i64(long v) {
-            out.writeBytes(ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(v).array());
+            out.writeBytes(
+                    ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(v).array());
             return this;
         }
 
@@ -65,7 +69,12 @@ class StoreCodecTest {
 
     private static List<StoreRequest> samples() {
         List<StoreRequest> all = new ArrayList<>();
-        all.add(new StoreRequest(StoreOpcode.VALIDATE, List.of(), List.of(), StoreProtocol.MAGIC & 0xFFFFFFFFL));
+        all.add(
+                new StoreRequest(
+                        StoreOpcode.VALIDATE,
+                        List.of(),
+                        List.of(),
+                        StoreProtocol.MAGIC & 0xFFFFFFFFL));
         all.add(new StoreRequest(StoreOpcode.SET, List.of("/k"), List.of(b("v"))));
         all.add(new StoreRequest(StoreOpcode.COMPARE_SET, List.of("/k"), List.of(b(""), b("new"))));
         all.add(new StoreRequest(StoreOpcode.GET, List.of("/k"), List.of()));
@@ -76,7 +85,9 @@ class StoreCodecTest {
         all.add(new StoreRequest(StoreOpcode.DELETE_KEY, List.of("/k"), List.of()));
         all.add(new StoreRequest(StoreOpcode.APPEND, List.of("/k"), List.of(new byte[300])));
         all.add(new StoreRequest(StoreOpcode.MULTI_GET, List.of("/x", "/y", "/z"), List.of()));
-        all.add(new StoreRequest(StoreOpcode.MULTI_SET, List.of("/x", "/y"), List.of(b("1"), b("22"))));
+        all.add(
+                new StoreRequest(
+                        StoreOpcode.MULTI_SET, List.of("/x", "/y"), List.of(b("1"), b("22"))));
         all.add(new StoreRequest(StoreOpcode.CANCEL_WAIT, List.of(), List.of()));
         all.add(new StoreRequest(StoreOpcode.PING, List.of(), List.of(), 0xFFFFFFF0L));
         all.add(new StoreRequest(StoreOpcode.QUEUE_PUSH, List.of("/q"), List.of(b("item"))));
@@ -98,18 +109,27 @@ class StoreCodecTest {
     @Test
     void encoderWritesPyTorchLayout() {
         assertArrayEquals(new Wire().u8(0).u32(0x3C85F7CEL).get(), encode(samples().get(0)));
-        assertArrayEquals(new byte[] {0, (byte) 0xCE, (byte) 0xF7, (byte) 0x85, 0x3C}, encode(samples().get(0)));
+        assertArrayEquals(
+                new byte[] {0, (byte) 0xCE, (byte) 0xF7, (byte) 0x85, 0x3C},
+                encode(samples().get(0)));
         assertArrayEquals(new Wire().u8(1).str("/k").bytes(b("v")).get(), encode(samples().get(1)));
-        assertArrayEquals(new Wire().u8(2).str("/k").bytes(b("")).bytes(b("new")).get(), encode(samples().get(2)));
+        assertArrayEquals(
+                new Wire().u8(2).str("/k").bytes(b("")).bytes(b("new")).get(),
+                encode(samples().get(2)));
         assertArrayEquals(new Wire().u8(4).str("/c").i64(-42).get(), encode(samples().get(4)));
-        assertArrayEquals(new Wire().u8(5).i64(2).str("/a").str("/b").get(), encode(samples().get(5)));
+        assertArrayEquals(
+                new Wire().u8(5).i64(2).str("/a").str("/b").get(), encode(samples().get(5)));
         assertArrayEquals(new Wire().u8(6).i64(0).get(), encode(samples().get(6)));
         assertArrayEquals(new Wire().u8(7).get(), encode(samples().get(7)));
-        assertArrayEquals(new Wire().u8(11).i64(2).str("/x").bytes(b("1")).str("/y").bytes(b("22")).get(), encode(samples().get(11)));
+        assertArrayEquals(
+                new Wire().u8(11).i64(2).str("/x").bytes(b("1")).str("/y").bytes(b("22")).get(),
+                encode(samples().get(11)));
         assertArrayEquals(new Wire().u8(13).u32(0xFFFFFFF0L).get(), encode(samples().get(13)));
         for (StoreRequest req : samples()) {
             // the size is an allocation hint: it must never be short
-            assertTrue(StoreRequestEncoder.encodedSize(req) >= encode(req).length, req.opcode().toString());
+            assertTrue(
+                    StoreRequestEncoder.encodedSize(req) >= encode(req).length,
+                    req.opcode().toString());
         }
     }
 
@@ -170,35 +190,54 @@ class StoreCodecTest {
 
     private static DecoderException rejects(StoreRequestDecoder decoder, byte[] input) {
         EmbeddedChannel ch = new EmbeddedChannel(decoder);
-        DecoderException e = assertThrows(DecoderException.class, () -> ch.writeInbound(Unpooled.wrappedBuffer(input)));
+        DecoderException e =
+                assertThrows(
+                        DecoderException.class,
+                        () -> ch.writeInbound(Unpooled.wrappedBuffer(input)));
         ch.finishAndReleaseAll();
         return e;
     }
 
     @Test
     void malformedInputIsRejectedBeforeBuffering() {
-        assertTrue(rejects(new StoreRequestDecoder(), new byte[] {99}).getMessage().contains("unknown query type 99"));
+        assertTrue(
+                rejects(new StoreRequestDecoder(), new byte[] {99})
+                        .getMessage()
+                        .contains("unknown query type 99"));
         // a key length of 2^40 fails as soon as the length is read, without waiting for the bytes
-        DecoderException huge = rejects(new StoreRequestDecoder(), new Wire().u8(3).i64(1L << 40).get());
+        DecoderException huge =
+                rejects(new StoreRequestDecoder(), new Wire().u8(3).i64(1L << 40).get());
         assertTrue(huge.getMessage().contains("key of 1099511627776 bytes"), huge.getMessage());
         // u64 lengths above 2^63 are negative as Java longs: still rejected
-        assertTrue(rejects(new StoreRequestDecoder(), new Wire().u8(1).i64(-1).get()).getMessage().contains("18446744073709551615"));
-        DecoderException value = rejects(new StoreRequestDecoder(16, 64, 8), new Wire().u8(1).str("/k").i64(100).get());
+        assertTrue(
+                rejects(new StoreRequestDecoder(), new Wire().u8(1).i64(-1).get())
+                        .getMessage()
+                        .contains("18446744073709551615"));
+        DecoderException value =
+                rejects(
+                        new StoreRequestDecoder(16, 64, 8),
+                        new Wire().u8(1).str("/k").i64(100).get());
         assertTrue(value.getMessage().contains("more than 64 bytes"), value.getMessage());
-        DecoderException count = rejects(new StoreRequestDecoder(16, 64, 8), new Wire().u8(6).i64(9).get());
+        DecoderException count =
+                rejects(new StoreRequestDecoder(16, 64, 8), new Wire().u8(6).i64(9).get());
         assertTrue(count.getMessage().contains("9 keys (limit 8)"), count.getMessage());
         // many small values that add up past the request limit
         Wire many = new Wire().u8(11).i64(8);
         for (int i = 0; i < 8; ++i) {
             many.str("/k").bytes(new byte[10]);
         }
-        assertTrue(rejects(new StoreRequestDecoder(16, 64, 8), many.get()).getMessage().contains("more than 64 bytes"));
+        assertTrue(
+                rejects(new StoreRequestDecoder(16, 64, 8), many.get())
+                        .getMessage()
+                        .contains("more than 64 bytes"));
     }
 
     @Test
     void inputAfterARejectionIsDiscardedNotDecoded() {
         EmbeddedChannel ch = new EmbeddedChannel(new StoreRequestDecoder(16, 64, 8));
-        assertThrows(DecoderException.class, () -> ch.writeInbound(Unpooled.wrappedBuffer(new Wire().u8(3).i64(1000).get())));
+        assertThrows(
+                DecoderException.class,
+                () -> ch.writeInbound(Unpooled.wrappedBuffer(new Wire().u8(3).i64(1000).get())));
         // well-formed bytes after garbage cannot be trusted to start a request: nothing comes out
         ch.writeInbound(Unpooled.wrappedBuffer(new Wire().u8(3).str("/ok").get()));
         assertNull(ch.readInbound());

@@ -8,21 +8,25 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import ai.djl.distributed.store.StoreException;
 import ai.djl.distributed.store.tcp.PendingCall.Reply;
 import ai.djl.distributed.store.tcp.PendingCall.WaitResult;
+
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
+
+import org.junit.jupiter.api.Test;
+
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
-import org.junit.jupiter.api.Test;
 
 /** The client's reply matching: each reply shape, one byte at a time, and the WAIT/CANCEL race. */
 class StoreResponseDecoderTest {
 
     private final Queue<PendingCall> pending = new ConcurrentLinkedQueue<>();
-    private final EmbeddedChannel ch = new EmbeddedChannel(new StoreResponseDecoder(pending, "test:1"));
+    private final EmbeddedChannel ch =
+            new EmbeddedChannel(new StoreResponseDecoder(pending, "test:1"));
 
     private PendingCall expect(Reply reply, int count) {
         PendingCall call = new PendingCall(reply, count, reply.toString());
@@ -107,7 +111,10 @@ class StoreResponseDecoderTest {
         PendingCall wait = expect(Reply.WAIT, 0);
         PendingCall cancel = expect(Reply.CANCEL, 0);
         PendingCall next = expect(Reply.I64, 0);
-        feedByteByByte(cat(new byte[] {StoreProtocol.STOP_WAITING, StoreProtocol.WAIT_CANCELED}, le(5, 8)));
+        feedByteByByte(
+                cat(
+                        new byte[] {StoreProtocol.STOP_WAITING, StoreProtocol.WAIT_CANCELED},
+                        le(5, 8)));
         assertEquals(WaitResult.STOPPED, wait.future.get());
         assertEquals(WaitResult.CANCELED, cancel.future.get());
         assertEquals(5L, next.future.get());
@@ -120,7 +127,9 @@ class StoreResponseDecoderTest {
         EmbeddedChannel other = new EmbeddedChannel(new StoreResponseDecoder(pending, "peer:9"));
         PendingCall call = expect(Reply.BYTES, 0);
         other.close();
-        ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class, call.future::get);
+        ExecutionException e =
+                org.junit.jupiter.api.Assertions.assertThrows(
+                        ExecutionException.class, call.future::get);
         assertTrue(e.getCause() instanceof StoreException);
         assertTrue(e.getCause().getMessage().contains("peer:9"), e.getCause().getMessage());
     }

@@ -7,6 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.djl.distributed.store.StoreException;
 import ai.djl.distributed.store.StoreTimeoutException;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
 import java.io.DataInputStream;
 import java.io.OutputStream;
 import java.net.ServerSocket;
@@ -20,8 +24,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
 
 /** The client: its handshake and key bytes, retries, timeouts, and a server that goes away. */
 @Timeout(60)
@@ -34,23 +36,30 @@ class TcpStoreClientTest {
     @Test
     void clientSendsValidatePingAndPrefixedKeys() throws Exception {
         try (ServerSocket listener = new ServerSocket(0)) {
-            CompletableFuture<TcpStore> connecting = CompletableFuture.supplyAsync(() -> client(listener.getLocalPort(), Duration.ofSeconds(20)));
+            CompletableFuture<TcpStore> connecting =
+                    CompletableFuture.supplyAsync(
+                            () -> client(listener.getLocalPort(), Duration.ofSeconds(20)));
             try (Socket s = listener.accept()) {
                 s.setSoTimeout(10_000);
                 DataInputStream in = new DataInputStream(s.getInputStream());
                 OutputStream out = s.getOutputStream();
                 byte[] first = new byte[5];
                 in.readFully(first);
-                assertArrayEquals(new byte[] {0, (byte) 0xCE, (byte) 0xF7, (byte) 0x85, 0x3C}, first);
+                assertArrayEquals(
+                        new byte[] {0, (byte) 0xCE, (byte) 0xF7, (byte) 0x85, 0x3C}, first);
                 assertEquals(13, in.readUnsignedByte()); // PING
                 byte[] nonce = new byte[4];
                 in.readFully(nonce);
-                long pid = ByteBuffer.wrap(nonce).order(ByteOrder.LITTLE_ENDIAN).getInt() & 0xFFFFFFFFL;
+                long pid =
+                        ByteBuffer.wrap(nonce).order(ByteOrder.LITTLE_ENDIAN).getInt()
+                                & 0xFFFFFFFFL;
                 assertEquals(ProcessHandle.current().pid() & 0xFFFFFFFFL, pid);
                 out.write(nonce);
                 try (TcpStore store = connecting.get(20, TimeUnit.SECONDS)) {
                     store.set("a", "b");
-                    byte[] expected = {1, 2, 0, 0, 0, 0, 0, 0, 0, '/', 'a', 1, 0, 0, 0, 0, 0, 0, 0, 'b'};
+                    byte[] expected = {
+                        1, 2, 0, 0, 0, 0, 0, 0, 0, '/', 'a', 1, 0, 0, 0, 0, 0, 0, 0, 'b'
+                    };
                     byte[] got = new byte[expected.length];
                     in.readFully(got);
                     assertArrayEquals(expected, got);
@@ -67,13 +76,16 @@ class TcpStoreClientTest {
         }
         ExecutorService pool = Executors.newSingleThreadExecutor();
         try {
-            Future<String> late = pool.submit(() -> {
-                try (TcpStore s = client(port, Duration.ofSeconds(30))) {
-                    return s.getString("hello");
-                }
-            });
+            Future<String> late =
+                    pool.submit(
+                            () -> {
+                                try (TcpStore s = client(port, Duration.ofSeconds(30))) {
+                                    return s.getString("hello");
+                                }
+                            });
             Thread.sleep(700);
-            try (TcpStoreServer server = TcpStoreServer.builder().optHost("127.0.0.1").optPort(port).build();
+            try (TcpStoreServer server =
+                            TcpStoreServer.builder().optHost("127.0.0.1").optPort(port).build();
                     TcpStore writer = client(server.getPort(), Duration.ofSeconds(10))) {
                 writer.set("hello", "world");
                 assertEquals("world", late.get(30, TimeUnit.SECONDS));
@@ -90,7 +102,8 @@ class TcpStoreClientTest {
             port = probe.getLocalPort();
         }
         long start = System.nanoTime();
-        StoreException e = assertThrows(StoreException.class, () -> client(port, Duration.ofMillis(800)));
+        StoreException e =
+                assertThrows(StoreException.class, () -> client(port, Duration.ofMillis(800)));
         long ms = (System.nanoTime() - start) / 1_000_000;
         assertTrue(e.getMessage().contains("(127.0.0.1, " + port + ")"), e.getMessage());
         assertTrue(ms >= 700 && ms < 10_000, ms + " ms");
@@ -98,10 +111,13 @@ class TcpStoreClientTest {
 
     @Test
     void timedOutWaitLeavesTheClientInStep() {
-        try (TcpStore server = TcpStore.builder().setHost("127.0.0.1").setPort(0).optServer(true).build();
+        try (TcpStore server =
+                        TcpStore.builder().setHost("127.0.0.1").setPort(0).optServer(true).build();
                 TcpStore other = client(server.getPort(), Duration.ofSeconds(10))) {
             for (int i = 0; i < 20; ++i) {
-                assertThrows(StoreTimeoutException.class, () -> server.waitFor(List.of("never"), Duration.ofMillis(20)));
+                assertThrows(
+                        StoreTimeoutException.class,
+                        () -> server.waitFor(List.of("never"), Duration.ofMillis(20)));
                 other.set("k" + i, "v" + i);
                 assertEquals("v" + i, server.getString("k" + i));
                 assertEquals(i + 1, server.add("count", 1));
@@ -119,7 +135,10 @@ class TcpStoreClientTest {
             Thread.sleep(200);
             long start = System.nanoTime();
             owner.close(); // stops the server
-            java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class, () -> blocked.get(20, TimeUnit.SECONDS));
+            java.util.concurrent.ExecutionException e =
+                    assertThrows(
+                            java.util.concurrent.ExecutionException.class,
+                            () -> blocked.get(20, TimeUnit.SECONDS));
             assertTrue(e.getCause() instanceof StoreException, e.getCause().toString());
             assertTrue(e.getCause().getMessage().contains("127.0.0.1"), e.getCause().getMessage());
             assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10));
@@ -132,7 +151,8 @@ class TcpStoreClientTest {
 
     @Test
     void closeFailsACallBlockedOnAnotherThread() throws Exception {
-        try (TcpStore server = TcpStore.builder().setHost("127.0.0.1").setPort(0).optServer(true).build()) {
+        try (TcpStore server =
+                TcpStore.builder().setHost("127.0.0.1").setPort(0).optServer(true).build()) {
             TcpStore client = client(server.getPort(), Duration.ofSeconds(120));
             ExecutorService pool = Executors.newSingleThreadExecutor();
             try {
@@ -140,7 +160,10 @@ class TcpStoreClientTest {
                 Thread.sleep(200);
                 long start = System.nanoTime();
                 client.close();
-                java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class, () -> blocked.get(20, TimeUnit.SECONDS));
+                java.util.concurrent.ExecutionException e =
+                        assertThrows(
+                                java.util.concurrent.ExecutionException.class,
+                                () -> blocked.get(20, TimeUnit.SECONDS));
                 assertTrue(e.getCause() instanceof StoreException, e.getCause().toString());
                 assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10));
                 assertThrows(IllegalStateException.class, () -> client.set("a", "b"));
@@ -152,15 +175,46 @@ class TcpStoreClientTest {
 
     @Test
     void serverWaitsForTheWorldSize() throws Exception {
-        StoreException e = assertThrows(StoreException.class, () -> TcpStore.builder().setHost("127.0.0.1").setPort(0).optServer(true).optWorldSize(2).optTimeout(Duration.ofMillis(500)).build());
+        StoreException e =
+                assertThrows(
+                        StoreException.class,
+                        () ->
+                                TcpStore.builder()
+                                        .setHost("127.0.0.1")
+                                        .setPort(0)
+                                        .optServer(true)
+                                        .optWorldSize(2)
+                                        .optTimeout(Duration.ofMillis(500))
+                                        .build());
         assertTrue(e.getMessage().contains("1/2 clients joined"), e.getMessage());
         int port;
         try (ServerSocket probe = new ServerSocket(0)) {
             port = probe.getLocalPort();
         }
-        CompletableFuture<TcpStore> master = CompletableFuture.supplyAsync(() -> TcpStore.builder().setHost("127.0.0.1").setPort(port).optServer(true).optWorldSize(3).optTimeout(Duration.ofSeconds(30)).build());
-        try (TcpStore w1 = TcpStore.builder().setHost("127.0.0.1").setPort(port).optWorldSize(3).optTimeout(Duration.ofSeconds(30)).build();
-                TcpStore w2 = TcpStore.builder().setHost("127.0.0.1").setPort(port).optWorldSize(3).optTimeout(Duration.ofSeconds(30)).build();
+        CompletableFuture<TcpStore> master =
+                CompletableFuture.supplyAsync(
+                        () ->
+                                TcpStore.builder()
+                                        .setHost("127.0.0.1")
+                                        .setPort(port)
+                                        .optServer(true)
+                                        .optWorldSize(3)
+                                        .optTimeout(Duration.ofSeconds(30))
+                                        .build());
+        try (TcpStore w1 =
+                        TcpStore.builder()
+                                .setHost("127.0.0.1")
+                                .setPort(port)
+                                .optWorldSize(3)
+                                .optTimeout(Duration.ofSeconds(30))
+                                .build();
+                TcpStore w2 =
+                        TcpStore.builder()
+                                .setHost("127.0.0.1")
+                                .setPort(port)
+                                .optWorldSize(3)
+                                .optTimeout(Duration.ofSeconds(30))
+                                .build();
                 TcpStore m = master.get(30, TimeUnit.SECONDS)) {
             assertEquals(1, m.numKeys()); // init/ only
             assertTrue(w1.check(List.of()));
@@ -170,21 +224,47 @@ class TcpStoreClientTest {
 
     @Test
     void multiTenantServersShareOnePort() {
-        try (TcpStore a = TcpStore.builder().setHost("127.0.0.1").setPort(0).optServer(true).optMultiTenant(true).build();
-                TcpStore b = TcpStore.builder().setHost("127.0.0.1").setPort(a.getPort()).optServer(true).optMultiTenant(true).build()) {
+        try (TcpStore a =
+                        TcpStore.builder()
+                                .setHost("127.0.0.1")
+                                .setPort(0)
+                                .optServer(true)
+                                .optMultiTenant(true)
+                                .build();
+                TcpStore b =
+                        TcpStore.builder()
+                                .setHost("127.0.0.1")
+                                .setPort(a.getPort())
+                                .optServer(true)
+                                .optMultiTenant(true)
+                                .build()) {
             a.set("shared", "yes");
             assertEquals("yes", b.getString("shared"));
-            StoreException e = assertThrows(StoreException.class, () -> TcpStore.builder().setHost("127.0.0.1").setPort(a.getPort()).optServer(true).build());
+            StoreException e =
+                    assertThrows(
+                            StoreException.class,
+                            () ->
+                                    TcpStore.builder()
+                                            .setHost("127.0.0.1")
+                                            .setPort(a.getPort())
+                                            .optServer(true)
+                                            .build());
             assertTrue(e.getMessage().contains("failed to listen"), e.getMessage());
         }
     }
 
     @Test
     void builderRejectsBadSettings() {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> TcpStore.builder().setHost("127.0.0.1").setPort(0).build());
+        IllegalArgumentException e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> TcpStore.builder().setHost("127.0.0.1").setPort(0).build());
         assertTrue(e.getMessage().contains("port: 0"), e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> TcpStore.builder().setPort(1).build());
-        IllegalArgumentException ws = assertThrows(IllegalArgumentException.class, () -> TcpStore.builder().setHost("h").setPort(1).optWorldSize(0).build());
+        IllegalArgumentException ws =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> TcpStore.builder().setHost("h").setPort(1).optWorldSize(0).build());
         assertTrue(ws.getMessage().contains("world size cannot be 0"), ws.getMessage());
     }
 }

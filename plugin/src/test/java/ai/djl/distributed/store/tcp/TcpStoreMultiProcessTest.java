@@ -4,11 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.djl.distributed.testing.JavaProcess;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
 
 /** Workers in separate JVMs meeting on one server; a worker killed mid-wait harms no one. */
 @Timeout(180)
@@ -18,11 +20,25 @@ class TcpStoreMultiProcessTest {
     void workersInSeparateProcessesMeetAndCountExactly() throws Exception {
         int world = 4;
         int adds = 250;
-        try (TcpStore master = TcpStore.builder().setHost("127.0.0.1").setPort(0).optServer(true).optWorldSize(world).optWaitForWorkers(false).optTimeout(Duration.ofSeconds(120)).build()) {
+        try (TcpStore master =
+                TcpStore.builder()
+                        .setHost("127.0.0.1")
+                        .setPort(0)
+                        .optServer(true)
+                        .optWorldSize(world)
+                        .optWaitForWorkers(false)
+                        .optTimeout(Duration.ofSeconds(120))
+                        .build()) {
             List<JavaProcess> workers = new ArrayList<>();
             try {
                 for (int r = 1; r < world; ++r) {
-                    workers.add(JavaProcess.start(TcpStoreWorker.class, Integer.toString(master.getPort()), Integer.toString(r), Integer.toString(world), Integer.toString(adds)));
+                    workers.add(
+                            JavaProcess.start(
+                                    TcpStoreWorker.class,
+                                    Integer.toString(master.getPort()),
+                                    Integer.toString(r),
+                                    Integer.toString(world),
+                                    Integer.toString(adds)));
                 }
                 master.waitForWorkers(); // rank 0 counts itself and waits for the others
                 for (int i = 0; i < adds; ++i) {
@@ -47,8 +63,16 @@ class TcpStoreMultiProcessTest {
 
     @Test
     void killedWaiterLeavesTheServerServingOthers() throws Exception {
-        try (TcpStore master = TcpStore.builder().setHost("127.0.0.1").setPort(0).optServer(true).optTimeout(Duration.ofSeconds(60)).build()) {
-            try (JavaProcess hanger = JavaProcess.start(TcpStoreWorker.class, Integer.toString(master.getPort()), "hang")) {
+        try (TcpStore master =
+                TcpStore.builder()
+                        .setHost("127.0.0.1")
+                        .setPort(0)
+                        .optServer(true)
+                        .optTimeout(Duration.ofSeconds(60))
+                        .build()) {
+            try (JavaProcess hanger =
+                    JavaProcess.start(
+                            TcpStoreWorker.class, Integer.toString(master.getPort()), "hang")) {
                 master.waitFor(List.of("hanger/ready"));
                 hanger.process().destroyForcibly();
                 hanger.waitFor(Duration.ofSeconds(30));

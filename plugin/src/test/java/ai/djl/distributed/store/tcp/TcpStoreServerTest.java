@@ -6,6 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.djl.distributed.store.StoreException;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,10 +19,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
 
 /** The server against raw and hostile clients: wire replies, limits, and isolation of failures. */
 @Timeout(60)
@@ -38,7 +40,11 @@ class TcpStoreServerTest {
     }
 
     private static TcpStore client(int port) {
-        return TcpStore.builder().setHost("127.0.0.1").setPort(port).optTimeout(Duration.ofSeconds(20)).build();
+        return TcpStore.builder()
+                .setHost("127.0.0.1")
+                .setPort(port)
+                .optTimeout(Duration.ofSeconds(20))
+                .build();
     }
 
     @Test
@@ -179,10 +185,22 @@ class TcpStoreServerTest {
 
     @Test
     void builderRejectsBadSettings() {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> TcpStoreServer.builder().optPort(70000).build());
+        IllegalArgumentException e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> TcpStoreServer.builder().optPort(70000).build());
         assertTrue(e.getMessage().contains("port: 70000"), e.getMessage());
-        assertThrows(IllegalArgumentException.class, () -> TcpStoreServer.builder().optIoThreads(0).build());
-        StoreException bound = assertThrows(StoreException.class, () -> TcpStoreServer.builder().optHost("127.0.0.1").optPort(server.getPort()).build());
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> TcpStoreServer.builder().optIoThreads(0).build());
+        StoreException bound =
+                assertThrows(
+                        StoreException.class,
+                        () ->
+                                TcpStoreServer.builder()
+                                        .optHost("127.0.0.1")
+                                        .optPort(server.getPort())
+                                        .build());
         assertTrue(bound.getMessage().contains("failed to listen"), bound.getMessage());
         assertFalse(server.isClosed());
     }

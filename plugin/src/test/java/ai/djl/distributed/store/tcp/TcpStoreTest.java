@@ -2,6 +2,7 @@ package ai.djl.distributed.store.tcp;
 
 import ai.djl.distributed.store.Store;
 import ai.djl.distributed.store.StoreContractTest;
+
 import java.time.Duration;
 
 /** The store contract on {@link TcpStore}: a serving instance, and further clients of it. */

@@ -4,8 +4,8 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * A child process of {@link TcpStoreMultiProcessTest}: joins the parent's server as a worker,
- * adds to a shared counter, publishes its rank and meets everyone at a store barrier.
+ * A child process of {@link TcpStoreMultiProcessTest}: joins the parent's server as a worker, adds
+ * to a shared counter, publishes its rank and meets everyone at a store barrier.
  */
 public final class TcpStoreWorker {
 
@@ -19,7 +19,12 @@ public final class TcpStoreWorker {
     public static void main(String[] args) {
         int port = Integer.parseInt(args[0]);
         if (args[1].equals("hang")) {
-            try (TcpStore store = TcpStore.builder().setHost("127.0.0.1").setPort(port).optTimeout(Duration.ofSeconds(120)).build()) {
+            try (TcpStore store =
+                    TcpStore.builder()
+                            .setHost("127.0.0.1")
+                            .setPort(port)
+                            .optTimeout(Duration.ofSeconds(120))
+                            .build()) {
                 store.set("hanger/ready", "1");
                 store.get("never");
             }
@@ -28,7 +33,13 @@ public final class TcpStoreWorker {
         int rank = Integer.parseInt(args[1]);
         int world = Integer.parseInt(args[2]);
         int adds = Integer.parseInt(args[3]);
-        try (TcpStore store = TcpStore.builder().setHost("127.0.0.1").setPort(port).optWorldSize(world).optTimeout(Duration.ofSeconds(60)).build()) {
+        try (TcpStore store =
+                TcpStore.builder()
+                        .setHost("127.0.0.1")
+                        .setPort(port)
+                        .optWorldSize(world)
+                        .optTimeout(Duration.ofSeconds(60))
+                        .build()) {
             for (int i = 0; i < adds; ++i) {
                 store.add("counter", 1);
             }
