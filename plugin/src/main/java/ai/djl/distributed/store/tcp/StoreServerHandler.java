@@ -63,14 +63,11 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
             case VALIDATE:
                 return;
             case SET:
-                wake(state.set(req.key(), req.value()));
+                state.set(req.key(), req.value());
                 return;
             case COMPARE_SET:
-                List<Waiter> casWoken = new ArrayList<>(0);
                 byte[] current =
-                        state.compareSet(
-                                req.key(), req.values().get(0), req.values().get(1), casWoken);
-                wake(casWoken);
+                        state.compareSet(req.key(), req.values().get(0), req.values().get(1));
                 ctx.write(bytes(ctx, current));
                 return;
             case GET:
@@ -78,9 +75,7 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
                 ctx.write(bytes(ctx, value == null ? EMPTY : value));
                 return;
             case ADD:
-                List<Waiter> addWoken = new ArrayList<>(0);
-                long sum = state.add(req.key(), req.number(), addWoken);
-                wake(addWoken);
+                long sum = state.add(req.key(), req.number());
                 ctx.write(ctx.alloc().ioBuffer(8).writeLongLE(sum));
                 return;
             case CHECK:
@@ -105,7 +100,7 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
                 ctx.write(ctx.alloc().ioBuffer(8).writeLongLE(state.delete(req.key()) ? 1 : 0));
                 return;
             case APPEND:
-                wake(state.append(req.key(), req.value()));
+                state.append(req.key(), req.value());
                 return;
             case MULTI_GET:
                 for (byte[] v : state.multiGet(req.keys())) {
@@ -113,7 +108,7 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
                 }
                 return;
             case MULTI_SET:
-                wake(state.multiSet(req.keys(), req.values()));
+                state.multiSet(req.keys(), req.values());
                 return;
             case CANCEL_WAIT:
                 cancelWait(ctx);
@@ -122,10 +117,7 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
                 ctx.write(ctx.alloc().ioBuffer(4).writeIntLE((int) req.number()));
                 return;
             case QUEUE_PUSH:
-                Waiter first = state.queuePush(req.key(), req.value());
-                if (first != null) {
-                    first.wake();
-                }
+                state.queuePush(req.key(), req.value());
                 return;
             case QUEUE_POP:
                 queuePop(ctx, req.key());
@@ -183,14 +175,6 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
         }
         ByteBuf header = ctx.alloc().ioBuffer(8).writeLongLE(value.length);
         return Unpooled.wrappedBuffer(header, Unpooled.wrappedBuffer(value));
-    }
-
-    private static void wake(List<Waiter> woken) {
-        if (woken != null) {
-            for (Waiter w : woken) {
-                w.wake();
-            }
-        }
     }
 
     /** {@inheritDoc} */

@@ -11,8 +11,8 @@ import java.util.Map;
 
 /**
  * The keys, queues and waiters of one {@link TcpStoreServer}, shared by all its connections. Every
- * method takes the one lock; methods that write return the waiters they satisfied, to be woken by
- * the caller once the lock is released. Keys are raw key bytes held in ISO-8859-1 strings.
+ * method takes the one lock. A write that satisfies a WAIT queues the waiter's STOP_WAITING while
+ * still holding the lock, so a CANCEL_WAIT handled afterwards always replies behind it. Keys are raw key bytes held in ISO-8859-1 strings.
  */
 final class StoreState {
 
@@ -20,9 +20,9 @@ final class StoreState {
     private final Map<String, ArrayDeque<byte[]>> queues = new HashMap<>();
     private final Map<String, List<Waiter>> waiters = new HashMap<>();
 
-    synchronized List<Waiter> set(String key, byte[] value) {
+    synchronized void set(String key, byte[] value) {
         data.put(key, value);
-        return satisfy(key, null);
+        satisfy(key);
     }
 
     synchronized byte[] get(String key) {
@@ -32,19 +32,19 @@ final class StoreState {
     /**
      * Adds to a counter kept as decimal ASCII.
      *
-     * @return the new value, with the waiters to wake in {@code woken}
+     * @return the new value
      * @throws ai.djl.distributed.store.StoreException if the current value is not a number
      */
-    synchronized long add(String key, long delta, List<Waiter> woken) {
+    synchronized long add(String key, long delta) {
         byte[] old = data.get(key);
         long value = (old == null ? 0 : Stores.parseCounter("TcpStoreServer", key, old)) + delta;
         data.put(key, Stores.formatCounter(value));
-        satisfy(key, woken);
+        satisfy(key);
         return value;
     }
 
     synchronized byte[] compareSet(
-            String key, byte[] expected, byte[] desired, List<Waiter> woken) {
+            String key, byte[] expected, byte[] desired) {
         byte[] current = data.get(key);
         if (current == null) {
             if (expected.length != 0) {
@@ -54,11 +54,11 @@ final class StoreState {
             return current;
         }
         data.put(key, desired);
-        satisfy(key, woken);
+        satisfy(key);
         return desired;
     }
 
-    synchronized List<Waiter> append(String key, byte[] value) {
+    synchronized void append(String key, byte[] value) {
         byte[] old = data.get(key);
         if (old == null) {
             data.put(key, value);
@@ -67,16 +67,14 @@ final class StoreState {
             System.arraycopy(value, 0, joined, old.length, value.length);
             data.put(key, joined);
         }
-        return satisfy(key, null);
+        satisfy(key);
     }
 
-    synchronized List<Waiter> multiSet(List<String> keys, List<byte[]> values) {
-        List<Waiter> woken = null;
+    synchronized void multiSet(List<String> keys, List<byte[]> values) {
         for (int i = 0; i < keys.size(); ++i) {
             data.put(keys.get(i), values.get(i));
-            woken = satisfy(keys.get(i), woken);
+            satisfy(keys.get(i));
         }
-        return woken;
     }
 
     synchronized List<byte[]> multiGet(List<String> keys) {
@@ -148,11 +146,11 @@ final class StoreState {
     }
 
     /** Pushes onto a queue; wakes at most one waiter, the one a pop would then serve. */
-    synchronized Waiter queuePush(String key, byte[] value) {
+    synchronized void queuePush(String key, byte[] value) {
         queues.computeIfAbsent(key, k -> new ArrayDeque<>()).addLast(value);
         List<Waiter> list = waiters.get(key);
         if (list == null) {
-            return null;
+            return;
         }
         for (Waiter w : list) {
             if (w.missing == 1) {
@@ -162,10 +160,10 @@ final class StoreState {
                 }
                 w.missing = 0;
                 w.keys = List.of();
-                return w;
+                w.wake();
+                return;
             }
         }
-        return null;
     }
 
     /** Pops a queue's head; returns {@code null} if it is empty. */
@@ -190,21 +188,17 @@ final class StoreState {
         return data.containsKey(key) || queues.containsKey(key);
     }
 
-    // A write to key: each waiter registered on it misses one key fewer; those at 0 are done.
-    private List<Waiter> satisfy(String key, List<Waiter> woken) {
+    // A write to key: each waiter registered on it misses one key fewer; those at 0 are woken.
+    private void satisfy(String key) {
         List<Waiter> list = waiters.remove(key);
         if (list == null) {
-            return woken;
+            return;
         }
         for (Waiter w : list) {
             if (--w.missing == 0) {
                 w.keys = List.of();
-                if (woken == null) {
-                    woken = new ArrayList<>();
-                }
-                woken.add(w);
+                w.wake();
             }
         }
-        return woken;
     }
 }

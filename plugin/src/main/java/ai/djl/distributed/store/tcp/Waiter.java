@@ -25,14 +25,11 @@ final class Waiter {
     }
 
     /**
-     * Sends STOP_WAITING. A wake from another event loop goes through the channel's own task queue,
-     * so a later CANCEL_WAIT reply, also queued there, can never overtake it.
+     * Queues STOP_WAITING on the channel's event loop. Called under the {@link StoreState} lock,
+     * always through the loop's task queue, so a CANCEL_WAIT reply (also queued there, after the
+     * lock) can never overtake it.
      */
     void wake() {
-        if (channel.eventLoop().inEventLoop()) {
-            channel.writeAndFlush(STOP_WAITING.duplicate());
-        } else {
-            channel.eventLoop().execute(() -> channel.writeAndFlush(STOP_WAITING.duplicate()));
-        }
+        channel.eventLoop().execute(() -> channel.writeAndFlush(STOP_WAITING.duplicate()));
     }
 }

@@ -73,6 +73,23 @@ final class RawClient implements AutoCloseable {
     }
 
     /**
+     * Reads one byte if one arrives within a short time.
+     *
+     * @param millis how long to wait
+     * @return the byte, or -1 if none came (or the stream ended)
+     */
+    int readWithin(int millis) throws IOException {
+        socket.setSoTimeout(millis);
+        try {
+            return in.read();
+        } catch (SocketTimeoutException e) {
+            return -1;
+        } finally {
+            socket.setSoTimeout(10_000);
+        }
+    }
+
+    /**
      * Returns whether the server closed the connection (EOF or reset) within the socket timeout.
      */
     boolean closedByServer() throws IOException {
