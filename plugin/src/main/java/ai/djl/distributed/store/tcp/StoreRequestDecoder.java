@@ -33,6 +33,7 @@ public final class StoreRequestDecoder extends ByteToMessageDecoder {
     private final int maxKeys;
 
     private State state = State.OPCODE;
+    private boolean validated; // PyTorch 2.2+: every connection opens with VALIDATE
     private StoreOpcode opcode;
     private int field; // index into opcode.shape() of the next field
     private long repeats; // rounds of the repeated group still to read, after a COUNT
@@ -89,6 +90,11 @@ public final class StoreRequestDecoder extends ByteToMessageDecoder {
         if (op == null) {
             throw fail("unknown query type " + code);
         }
+        if (!validated && op != StoreOpcode.VALIDATE) {
+            // refuse before buffering anything a client that skipped the handshake sends
+            throw fail("first query is " + op + ", expected VALIDATE");
+        }
+        validated = true;
         opcode = op;
         keys = new ArrayList<>(1);
         values = new ArrayList<>(1);

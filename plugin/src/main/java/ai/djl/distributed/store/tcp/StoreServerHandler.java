@@ -11,8 +11,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
+import java.util.ArrayDeque;
 import java.util.List;
+import java.util.Queue;
 
 /**
  * Serves one client connection: checks the VALIDATE handshake, applies each query to the shared
@@ -25,17 +26,44 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
     private static final byte[] EMPTY = new byte[0];
 
     private final StoreState state;
+    private final Queue<StoreRequest> backlog = new ArrayDeque<>();
+    private final long maxReplyBytes;
     private Waiter waiter;
     private boolean validated;
 
-    StoreServerHandler(StoreState state) {
+    StoreServerHandler(StoreState state, long maxReplyBytes) {
         this.state = state;
+        this.maxReplyBytes = maxReplyBytes;
     }
 
     /** {@inheritDoc} */
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         StoreRequest req = (StoreRequest) msg;
+        if (!backlog.isEmpty() || !ctx.channel().isWritable()) {
+            // The client is not reading its replies: hold its requests (already decoded, so their
+            // size is bounded by what it sent) and stop reading until the replies drain.
+            backlog.add(req);
+            ctx.channel().config().setAutoRead(false);
+            return;
+        }
+        handle(ctx, req);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        while (ctx.channel().isWritable() && !backlog.isEmpty() && ctx.channel().isActive()) {
+            handle(ctx, backlog.poll());
+            ctx.flush();
+        }
+        if (backlog.isEmpty() && ctx.channel().isWritable()) {
+            ctx.channel().config().setAutoRead(true);
+        }
+        ctx.fireChannelWritabilityChanged();
+    }
+
+    private void handle(ChannelHandlerContext ctx, StoreRequest req) {
         if (!validated) {
             // PyTorch 2.2+: the first query of every connection is VALIDATE with the magic.
             if (req.opcode() != StoreOpcode.VALIDATE || (int) req.number() != StoreProtocol.MAGIC) {
@@ -103,9 +131,7 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
                 state.append(req.key(), req.value());
                 return;
             case MULTI_GET:
-                for (byte[] v : state.multiGet(req.keys())) {
-                    ctx.write(bytes(ctx, v == null ? EMPTY : v));
-                }
+                multiGet(ctx, req.keys());
                 return;
             case MULTI_SET:
                 state.multiSet(req.keys(), req.values());
@@ -141,6 +167,22 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
         // client reads STOP_WAITING first, as PyTorch's client expects.
         ByteBuf reply = ctx.alloc().ioBuffer(1).writeByte(StoreProtocol.WAIT_CANCELED);
         ctx.channel().eventLoop().execute(() -> ctx.writeAndFlush(reply));
+    }
+
+    // One key named many times could otherwise make one reply of many gigabytes.
+    private void multiGet(ChannelHandlerContext ctx, List<String> keys) {
+        List<byte[]> values = state.multiGet(keys);
+        long size = 0;
+        for (byte[] v : values) {
+            size += 8 + (v == null ? 0 : v.length);
+        }
+        if (size > maxReplyBytes) {
+            throw new StoreException(
+                    "MULTI_GET reply of " + size + " bytes exceeds the limit of " + maxReplyBytes);
+        }
+        for (byte[] v : values) {
+            ctx.write(bytes(ctx, v == null ? EMPTY : v));
+        }
     }
 
     private void queuePop(ChannelHandlerContext ctx, String key) {

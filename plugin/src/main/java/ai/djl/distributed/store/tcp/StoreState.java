@@ -12,7 +12,8 @@ import java.util.Map;
 /**
  * The keys, queues and waiters of one {@link TcpStoreServer}, shared by all its connections. Every
  * method takes the one lock. A write that satisfies a WAIT queues the waiter's STOP_WAITING while
- * still holding the lock, so a CANCEL_WAIT handled afterwards always replies behind it. Keys are raw key bytes held in ISO-8859-1 strings.
+ * still holding the lock, so a CANCEL_WAIT handled afterwards always replies behind it. Keys are
+ * raw key bytes held in ISO-8859-1 strings.
  */
 final class StoreState {
 
@@ -43,8 +44,7 @@ final class StoreState {
         return value;
     }
 
-    synchronized byte[] compareSet(
-            String key, byte[] expected, byte[] desired) {
+    synchronized byte[] compareSet(String key, byte[] expected, byte[] desired) {
         byte[] current = data.get(key);
         if (current == null) {
             if (expected.length != 0) {

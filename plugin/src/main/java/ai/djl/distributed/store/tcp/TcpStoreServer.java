@@ -7,6 +7,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
+import io.netty.channel.WriteBufferWaterMark;
 
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -43,6 +44,10 @@ public final class TcpStoreServer implements AutoCloseable {
                             .option(ChannelOption.SO_BACKLOG, builder.backlog)
                             .option(ChannelOption.SO_REUSEADDR, true)
                             .childOption(ChannelOption.TCP_NODELAY, true)
+                            // past 2 MiB of unsent replies a client is not reading: stop reading it
+                            .childOption(
+                                    ChannelOption.WRITE_BUFFER_WATER_MARK,
+                                    new WriteBufferWaterMark(512 * 1024, 2 * 1024 * 1024))
                             .childHandler(
                                     new ChannelInitializer<Channel>() {
                                         @Override
@@ -53,7 +58,10 @@ public final class TcpStoreServer implements AutoCloseable {
                                                                     builder.maxKeyBytes,
                                                                     builder.maxRequestBytes,
                                                                     builder.maxKeys))
-                                                    .addLast(new StoreServerHandler(state));
+                                                    .addLast(
+                                                            new StoreServerHandler(
+                                                                    state,
+                                                                    builder.maxRequestBytes));
                                         }
                                     });
             channel = bootstrap.bind(builder.host, builder.port).syncUninterruptibly().channel();

@@ -7,11 +7,19 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.djl.distributed.store.StoreException;
 
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufAllocatorMetric;
+import io.netty.buffer.ByteBufAllocatorMetricProvider;
+
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.Socket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -134,6 +142,67 @@ class TcpStoreServerTest {
             good.set("later", "x");
             assertEquals(StoreProtocol.STOP_WAITING, waiting.readU8());
         }
+    }
+
+    @Test
+    void unvalidatedClientIsRefusedBeforeItsPayloadIsBuffered() throws Exception {
+        try (RawClient raw = new RawClient(server.getPort())) {
+            // a SET within the size limit but without VALIDATE: refused at its first byte
+            raw.u8(1).str("/k").i64(500_000);
+            assertTrue(raw.closedByServer());
+        }
+    }
+
+    @Test
+    void clientThatNeverReadsCannotGrowServerMemory() throws Exception {
+        good.set("k", "x".repeat(256));
+        ByteBufAllocatorMetric metric =
+                ((ByteBufAllocatorMetricProvider) ByteBufAllocator.DEFAULT).metric();
+        // MULTI_GET naming one 256-byte key 131,072 times: a 34 MiB reply for 1.3 MiB asked
+        ByteArrayOutputStream request = new ByteArrayOutputStream();
+        request.write(10);
+        request.writeBytes(le(131072));
+        for (int i = 0; i < 131072; ++i) {
+            request.writeBytes(le(2));
+            request.writeBytes(new byte[] {'/', 'k'});
+        }
+        byte[] multiGet = request.toByteArray();
+        long before = metric.usedDirectMemory();
+        try (Socket socket = new Socket("127.0.0.1", server.getPort())) {
+            socket.setReceiveBufferSize(4096);
+            OutputStream out = socket.getOutputStream();
+            Thread writer =
+                    new Thread(
+                            () -> {
+                                try {
+                                    out.write(
+                                            new byte[] {
+                                                0, (byte) 0xCE, (byte) 0xF7, (byte) 0x85, 0x3C
+                                            });
+                                    for (int i = 0; i < 12; ++i) {
+                                        out.write(multiGet); // blocks once the server stops reading
+                                    }
+                                } catch (IOException e) {
+                                    // the socket is closed below
+                                }
+                            });
+            writer.setDaemon(true);
+            writer.start();
+            Thread.sleep(2000);
+            long grown = metric.usedDirectMemory() - before;
+            // without backpressure the server held over 700 MiB of replies here
+            assertTrue(grown < (96 << 20), "server buffered " + (grown >> 20) + " MiB of replies");
+        }
+        // the server still serves others
+        good.set("after", "ok");
+        assertEquals("ok", good.getString("after"));
+    }
+
+    private static byte[] le(long v) {
+        return java.nio.ByteBuffer.allocate(8)
+                .order(java.nio.ByteOrder.LITTLE_ENDIAN)
+                .putLong(v)
+                .array();
     }
 
     @Test

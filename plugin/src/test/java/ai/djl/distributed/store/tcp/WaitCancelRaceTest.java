@@ -2,6 +2,9 @@ package ai.djl.distributed.store.tcp;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CyclicBarrier;
@@ -10,8 +13,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
 
 /**
  * A SET that wakes many waiters races each waiter's CANCEL_WAIT, across several event loops. A
@@ -45,8 +46,11 @@ class WaitCancelRaceTest {
                                                 c.u8(12); // CANCEL_WAIT, racing the SET
                                                 if (c.readU8() == StoreProtocol.STOP_WAITING) {
                                                     raced.incrementAndGet();
-                                                    assertEquals(StoreProtocol.WAIT_CANCELED, c.readU8());
-                                                } else if (c.readWithin(30) == StoreProtocol.STOP_WAITING) {
+                                                    assertEquals(
+                                                            StoreProtocol.WAIT_CANCELED,
+                                                            c.readU8());
+                                                } else if (c.readWithin(30)
+                                                        == StoreProtocol.STOP_WAITING) {
                                                     inverted.incrementAndGet();
                                                 }
                                                 barrier.await(30, TimeUnit.SECONDS);
