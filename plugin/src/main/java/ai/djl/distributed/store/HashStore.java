@@ -12,6 +12,7 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Predicate;
 
 /**
  * A store inside one process, shared by threads: PyTorch's {@code HashStore}. Useful for the
@@ -49,7 +50,7 @@ public final class HashStore implements Store {
         List<String> keys = List.of(Stores.checkKey(key));
         lock.lock();
         try {
-            awaitLocked(keys, timeout);
+            awaitLocked(keys, timeout, map::containsKey);
             return map.get(key).clone();
         } finally {
             lock.unlock();
@@ -131,7 +132,7 @@ public final class HashStore implements Store {
         Stores.checkTimeout(timeout);
         lock.lock();
         try {
-            awaitLocked(keys, timeout);
+            awaitLocked(keys, timeout, this::existsLocked);
         } finally {
             lock.unlock();
         }
@@ -169,7 +170,7 @@ public final class HashStore implements Store {
         Stores.checkKeys(keys);
         lock.lock();
         try {
-            awaitLocked(keys, timeout);
+            awaitLocked(keys, timeout, map::containsKey);
             List<byte[]> values = new ArrayList<>(keys.size());
             for (String key : keys) {
                 values.add(map.get(key).clone());
@@ -222,7 +223,7 @@ public final class HashStore implements Store {
         List<String> keys = List.of(Stores.checkKey(key));
         lock.lock();
         try {
-            awaitLocked(keys, timeout);
+            awaitLocked(keys, timeout, queues::containsKey);
             return pollLocked(key);
         } finally {
             lock.unlock();
@@ -288,19 +289,19 @@ public final class HashStore implements Store {
         return value;
     }
 
-    // As in PyTorch, a non-empty queue of that name satisfies a wait, so a blocking pop can wait.
-    private boolean allPresentLocked(List<String> keys) {
-        for (String key : keys) {
-            if (!map.containsKey(key) && !queues.containsKey(key)) {
-                return false;
-            }
-        }
-        return true;
+    // As in PyTorch, a non-empty queue of that name satisfies check and wait.
+    private boolean existsLocked(String key) {
+        return map.containsKey(key) || queues.containsKey(key);
     }
 
-    private void awaitLocked(List<String> keys, Duration timeout) {
+    private boolean allPresentLocked(List<String> keys) {
+        return keys.stream().allMatch(this::existsLocked);
+    }
+
+    // get waits for values, queuePop for queue items, waitFor for either.
+    private void awaitLocked(List<String> keys, Duration timeout, Predicate<String> present) {
         long deadline = Stores.deadline(timeout);
-        while (!allPresentLocked(keys)) {
+        while (!keys.stream().allMatch(present)) {
             long left = deadline - System.nanoTime();
             if (left <= 0) {
                 throw new StoreTimeoutException(toString(), keys, timeout);

@@ -304,6 +304,18 @@ public abstract class StoreContractTest {
         assertEquals(0, store.queueLength("q"));
         store.setTimeout(SHORT);
         assertThrows(StoreTimeoutException.class, () -> store.queuePop("q"));
+        // queues and plain keys of one name stay apart: a value is no queue item, and back
+        store.set("both", "value");
+        assertThrows(StoreTimeoutException.class, () -> store.queuePop("both"));
+        store.queuePush("only-queue", b("item"));
+        // a get never takes the queue's item: it times out, or over TCP reads the (empty) value
+        // the server has for that name, as PyTorch's libuv server does
+        try {
+            assertFalse(java.util.Arrays.equals(b("item"), store.get("only-queue")));
+        } catch (StoreTimeoutException expected) {
+            // in-process stores wait for a value that never comes
+        }
+        assertArrayEquals(b("item"), store.queuePop("only-queue"));
     }
 
     @Test

@@ -11,6 +11,9 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.time.Duration;
 import java.util.List;
 import java.util.Queue;
@@ -28,6 +31,7 @@ import java.util.concurrent.TimeoutException;
  */
 final class StoreConnection implements AutoCloseable {
 
+    private static final Logger logger = LoggerFactory.getLogger(StoreConnection.class);
     private static final Duration FIRST_BACKOFF = Duration.ofMillis(100);
     private static final Duration MAX_BACKOFF = Duration.ofSeconds(5);
 
@@ -57,6 +61,7 @@ final class StoreConnection implements AutoCloseable {
         long deadline = Stores.deadline(timeout);
         long backoff = FIRST_BACKOFF.toNanos();
         Throwable last = null;
+        boolean ping = true;
         while (true) {
             long left = deadline - System.nanoTime();
             if (left <= 0) {
@@ -71,7 +76,15 @@ final class StoreConnection implements AutoCloseable {
                         last);
             }
             try {
-                return open(host, port, Duration.ofNanos(left));
+                return open(host, port, Duration.ofNanos(left), ping);
+            } catch (PingRejectedException e) {
+                // PyTorch 2.2 and 2.3 servers predate PING and drop the connection on it
+                logger.info(
+                        "{}:{} closed the connection on PING (PyTorch < 2.4?): VALIDATE only",
+                        host,
+                        port);
+                ping = false;
+                continue;
             } catch (StoreException e) {
                 last = e.getCause() != null ? e.getCause() : e;
             }
@@ -91,7 +104,8 @@ final class StoreConnection implements AutoCloseable {
         }
     }
 
-    private static StoreConnection open(String host, int port, Duration timeout) {
+    private static StoreConnection open(String host, int port, Duration timeout, boolean ping) {
+        long deadline = Stores.deadline(timeout);
         String peer = host + ":" + port;
         Queue<PendingCall> pending = new ConcurrentLinkedQueue<>();
         StoreResponseDecoder decoder = new StoreResponseDecoder(pending, peer);
@@ -124,7 +138,7 @@ final class StoreConnection implements AutoCloseable {
             }
             channel = future.channel();
             StoreConnection conn = new StoreConnection(channel, pending, decoder);
-            conn.handshake(timeout);
+            conn.handshake(Duration.ofNanos(Math.max(1, deadline - System.nanoTime())), ping);
             return conn;
         } catch (RuntimeException e) {
             if (channel != null) {
@@ -138,17 +152,28 @@ final class StoreConnection implements AutoCloseable {
     }
 
     // VALIDATE opens every connection of PyTorch 2.2+; the PING nonce proves a live, matching peer.
-    private void handshake(Duration timeout) {
+    private void handshake(Duration timeout, boolean ping) {
         call(
                 new StoreRequest(StoreOpcode.VALIDATE, List.of(), List.of(), StoreProtocol.MAGIC),
                 Reply.NONE,
                 timeout);
+        if (!ping) {
+            return;
+        }
         long nonce = ProcessHandle.current().pid() & 0xFFFFFFFFL;
-        Object echo =
-                call(
-                        new StoreRequest(StoreOpcode.PING, List.of(), List.of(), nonce),
-                        Reply.U32,
-                        timeout);
+        Object echo;
+        try {
+            echo =
+                    call(
+                            new StoreRequest(StoreOpcode.PING, List.of(), List.of(), nonce),
+                            Reply.U32,
+                            timeout);
+        } catch (StoreException e) {
+            if (decoder.failure() != null) {
+                throw new PingRejectedException(e);
+            }
+            throw e;
+        }
         if (!Long.valueOf(nonce).equals(echo)) {
             throw new StoreException(
                     "Ping failed, invalid value returned from server. Expected: "
@@ -298,5 +323,15 @@ final class StoreConnection implements AutoCloseable {
     @Override
     public String toString() {
         return String.valueOf(channel.remoteAddress());
+    }
+
+    /** The server closed the connection in answer to PING: it predates PING (PyTorch < 2.4). */
+    private static final class PingRejectedException extends StoreException {
+
+        private static final long serialVersionUID = 1L;
+
+        PingRejectedException(Throwable cause) {
+            super("the server closed the connection on PING", cause);
+        }
     }
 }

@@ -156,7 +156,7 @@ public final class TcpStore implements Store {
     @Override
     public byte[] get(String key) {
         String wireKey = wire(key);
-        lock.lock();
+        lockConnection();
         try {
             // As PyTorch's client: WAIT first, so the GET never misses.
             waitLocked(List.of(key), List.of(wireKey), timeout);
@@ -219,7 +219,7 @@ public final class TcpStore implements Store {
     public void waitFor(List<String> keys, Duration timeout) {
         List<String> wireKeys = wire(keys);
         Stores.checkTimeout(timeout);
-        lock.lock();
+        lockConnection();
         try {
             waitLocked(keys, wireKeys, timeout);
         } finally {
@@ -264,7 +264,7 @@ public final class TcpStore implements Store {
     @SuppressWarnings("unchecked")
     public List<byte[]> multiGet(List<String> keys) {
         List<String> wireKeys = wire(keys);
-        lock.lock();
+        lockConnection();
         try {
             waitLocked(keys, wireKeys, timeout);
             return new ArrayList<>(
@@ -315,7 +315,7 @@ public final class TcpStore implements Store {
         String wireKey = wire(key);
         Duration limit = timeout;
         long deadline = Stores.deadline(limit);
-        lock.lock();
+        lockConnection();
         try {
             while (true) {
                 long left = deadline - System.nanoTime();
@@ -333,6 +333,8 @@ public final class TcpStore implements Store {
                 if (popped.length == 1) {
                     return popped[0];
                 }
+                // another client won the item, or a plain key of that name satisfied the WAIT
+                sleep(10);
             }
         } catch (StoreTimeoutException e) {
             throw new StoreTimeoutException(toString(), List.of(key), limit);
@@ -395,7 +397,7 @@ public final class TcpStore implements Store {
     }
 
     private Object call(StoreRequest request, Reply reply) {
-        lock.lock();
+        lockConnection();
         try {
             return callLocked(request, reply, timeout);
         } finally {
@@ -406,6 +408,26 @@ public final class TcpStore implements Store {
     private Object callLocked(StoreRequest request, Reply reply, Duration limit) {
         ensureOpen();
         return connection.call(request, reply, limit);
+    }
+
+    // Calls share one connection, as in PyTorch: a call waits for the one in progress, but
+    // never longer than the store timeout.
+    private void lockConnection() {
+        Duration limit = timeout;
+        try {
+            if (lock.tryLock(limit.toNanos(), TimeUnit.NANOSECONDS)) {
+                return;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StoreException(this + ": interrupted while waiting for the connection", e);
+        }
+        throw new StoreException(
+                this
+                        + ": another thread's call held this instance's connection for over "
+                        + limit.toMillis()
+                        + " ms (calls of one TcpStore are serialised, as in PyTorch: use one"
+                        + " instance per thread for concurrent blocking calls)");
     }
 
     private void ensureOpen() {
@@ -437,12 +459,12 @@ public final class TcpStore implements Store {
         return host.equals("0.0.0.0") || host.equals("::") || host.equals("[::]");
     }
 
-    private static void sleep(long millis) {
+    private void sleep(long millis) {
         try {
             TimeUnit.MILLISECONDS.sleep(millis);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new StoreException("interrupted while waiting for workers", e);
+            throw new StoreException(this + ": interrupted", e);
         }
     }
 

@@ -180,6 +180,8 @@ class StoreCodecTest {
         EmbeddedChannel ch = new EmbeddedChannel(new StoreRequestDecoder());
         byte[] set = new Wire().u8(1).str("/key").bytes(b("value")).get();
         for (int cut = 0; cut < set.length; ++cut) {
+            ch.writeInbound(Unpooled.wrappedBuffer(VALIDATE));
+            ch.readInbound();
             ch.writeInbound(Unpooled.wrappedBuffer(set, 0, cut));
             assertNull(ch.readInbound(), "a request from " + cut + " of " + set.length + " bytes");
             ch.close();
@@ -188,8 +190,12 @@ class StoreCodecTest {
         assertFalse(ch.finish());
     }
 
+    private static final byte[] VALIDATE = new Wire().u8(0).u32(StoreProtocol.MAGIC).get();
+
     private static DecoderException rejects(StoreRequestDecoder decoder, byte[] input) {
         EmbeddedChannel ch = new EmbeddedChannel(decoder);
+        ch.writeInbound(Unpooled.wrappedBuffer(VALIDATE));
+        ch.readInbound();
         DecoderException e =
                 assertThrows(
                         DecoderException.class,
@@ -230,6 +236,22 @@ class StoreCodecTest {
                 rejects(new StoreRequestDecoder(16, 64, 8), many.get())
                         .getMessage()
                         .contains("more than 64 bytes"));
+    }
+
+    @Test
+    void firstQueryMustBeValidate() {
+        EmbeddedChannel ch = new EmbeddedChannel(new StoreRequestDecoder());
+        // refused at the opcode, before the 60 MiB the length announces
+        DecoderException e =
+                assertThrows(
+                        DecoderException.class,
+                        () ->
+                                ch.writeInbound(
+                                        Unpooled.wrappedBuffer(
+                                                new Wire().u8(1).i64(60L << 20).get())));
+        assertTrue(
+                e.getMessage().contains("first query is SET, expected VALIDATE"), e.getMessage());
+        ch.finishAndReleaseAll();
     }
 
     @Test

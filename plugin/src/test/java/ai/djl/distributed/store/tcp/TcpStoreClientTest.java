@@ -69,6 +69,40 @@ class TcpStoreClientTest {
     }
 
     @Test
+    void serversWithoutPingArePyTorch23AndStillWork() throws Exception {
+        // A PyTorch 2.2/2.3 server knows no PING (13): it drops the connection on it.
+        try (ServerSocket listener = new ServerSocket(0)) {
+            CompletableFuture<TcpStore> connecting =
+                    CompletableFuture.supplyAsync(
+                            () -> client(listener.getLocalPort(), Duration.ofSeconds(20)));
+            try (Socket first = listener.accept()) {
+                DataInputStream in = new DataInputStream(first.getInputStream());
+                in.readFully(new byte[5]); // VALIDATE
+                assertEquals(13, in.readUnsignedByte());
+            } // closed on PING
+            try (Socket second = listener.accept()) {
+                second.setSoTimeout(10_000);
+                DataInputStream in = new DataInputStream(second.getInputStream());
+                byte[] validate = new byte[5];
+                in.readFully(validate);
+                assertArrayEquals(
+                        new byte[] {0, (byte) 0xCE, (byte) 0xF7, (byte) 0x85, 0x3C}, validate);
+                try (TcpStore store = connecting.get(20, TimeUnit.SECONDS)) {
+                    CompletableFuture<Long> count = CompletableFuture.supplyAsync(store::numKeys);
+                    assertEquals(7, in.readUnsignedByte()); // GETNUMKEYS, no PING this time
+                    second.getOutputStream()
+                            .write(
+                                    ByteBuffer.allocate(8)
+                                            .order(ByteOrder.LITTLE_ENDIAN)
+                                            .putLong(42)
+                                            .array());
+                    assertEquals(42L, count.get(20, TimeUnit.SECONDS));
+                }
+            }
+        }
+    }
+
+    @Test
     void connectRetriesUntilTheServerAppears() throws Exception {
         int port;
         try (ServerSocket probe = new ServerSocket(0)) {
@@ -146,6 +180,31 @@ class TcpStoreClientTest {
         } finally {
             pool.shutdownNow();
             waiter.close();
+        }
+    }
+
+    @Test
+    void aCallBehindAnotherThreadsWaitIsBoundedByTheTimeout() throws Exception {
+        try (TcpStore server =
+                        TcpStore.builder().setHost("127.0.0.1").setPort(0).optServer(true).build();
+                TcpStore shared = client(server.getPort(), Duration.ofMillis(600))) {
+            ExecutorService pool = Executors.newSingleThreadExecutor();
+            try {
+                // the wait outlasts the store timeout, so the second call's bounded wait expires
+                // first
+                Future<?> waiting =
+                        pool.submit(() -> shared.waitFor(List.of("never"), Duration.ofSeconds(3)));
+                Thread.sleep(100);
+                long start = System.nanoTime();
+                StoreException e = assertThrows(StoreException.class, () -> shared.set("x", "y"));
+                assertTrue(e.getMessage().contains("one instance per thread"), e.getMessage());
+                assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(5));
+                assertThrows(
+                        java.util.concurrent.ExecutionException.class,
+                        () -> waiting.get(10, TimeUnit.SECONDS));
+            } finally {
+                pool.shutdownNow();
+            }
         }
     }
 
