@@ -8,6 +8,7 @@ import ai.djl.distributed.store.tcp.StoreRequestEncoder;
 
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -17,7 +18,6 @@ import io.netty.channel.EventLoopGroup;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -67,7 +67,6 @@ public final class StoreRendezvousBench {
         CountDownLatch released = new CountDownLatch(clients);
         Semaphore connecting = new Semaphore(window);
         AtomicReference<Throwable> failure = new AtomicReference<>();
-        ConcurrentLinkedQueue<Channel> channels = new ConcurrentLinkedQueue<>();
         try {
             Bootstrap bootstrap =
                     new Bootstrap()
@@ -124,9 +123,6 @@ public final class StoreRendezvousBench {
             }
             return seconds;
         } finally {
-            for (Channel ch : channels) {
-                ch.close();
-            }
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS)
                     .awaitUninterruptibly(10, TimeUnit.SECONDS);
         }
@@ -141,6 +137,7 @@ public final class StoreRendezvousBench {
         private final CountDownLatch released;
         private final Semaphore connecting;
         private final AtomicReference<Throwable> failure;
+        private final ByteBuf received = Unpooled.buffer(16);
         private boolean added;
 
         Client(
@@ -175,10 +172,11 @@ public final class StoreRendezvousBench {
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
             ByteBuf in = (ByteBuf) msg;
             try {
-                // replies are 8 bytes (ADD) then 1 byte (WAIT); loopback delivers each whole
-                if (!added && in.readableBytes() >= 8) {
+                // replies are 8 bytes (ADD) then 1 byte (WAIT), possibly split across reads
+                received.writeBytes(in);
+                if (!added && received.readableBytes() >= 8) {
                     added = true;
-                    long arrived = in.readLongLE();
+                    long arrived = received.readLongLE();
                     ByteBuf out = ctx.alloc().ioBuffer(64);
                     if (arrived == clients) {
                         StoreRequestEncoder.write(
@@ -192,8 +190,7 @@ public final class StoreRendezvousBench {
                             new StoreRequest(StoreOpcode.WAIT, List.of(go), List.of()), out);
                     ctx.writeAndFlush(out);
                 }
-                if (added && in.isReadable()) {
-                    in.skipBytes(in.readableBytes());
+                if (added && received.isReadable()) {
                     released.countDown();
                     ctx.close();
                 }

@@ -113,8 +113,15 @@ public final class Stores {
             ++i;
         }
         if (i == digits) {
+            String shown = new String(value, 0, Math.min(value.length, 32), StandardCharsets.UTF_8);
             throw new StoreException(
-                    store + ": add on key '" + key + "' whose value is not a decimal integer");
+                    store
+                            + ": add on key '"
+                            + key
+                            + "' whose value '"
+                            + shown
+                            + (value.length > 32 ? "..." : "")
+                            + "' is not a decimal integer");
         }
         String text = new String(value, start, i - start, StandardCharsets.US_ASCII);
         try {

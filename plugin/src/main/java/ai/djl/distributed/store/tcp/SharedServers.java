@@ -36,15 +36,14 @@ final class SharedServers {
         return server;
     }
 
-    static void release(TcpStoreServer server) {
-        synchronized (SharedServers.class) {
-            int left = USERS.merge(server, -1, Integer::sum);
-            if (left > 0) {
-                return;
-            }
-            USERS.remove(server);
-            BY_PORT.remove(server.getPort(), server);
+    // Closed under the lock, so a multi-tenant acquire of the same port never races the unbind.
+    static synchronized void release(TcpStoreServer server) {
+        int left = USERS.merge(server, -1, Integer::sum);
+        if (left > 0) {
+            return;
         }
+        USERS.remove(server);
+        BY_PORT.remove(server.getPort(), server);
         server.close();
     }
 }

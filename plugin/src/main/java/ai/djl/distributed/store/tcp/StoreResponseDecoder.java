@@ -160,7 +160,8 @@ final class StoreResponseDecoder extends ByteToMessageDecoder {
         }
         PendingCall call;
         while ((call = pending.poll()) != null) {
-            call.future.completeExceptionally(failure);
+            call.future.completeExceptionally(
+                    new StoreException(call.description + ": " + failure.getMessage(), failure));
         }
     }
 }

@@ -1,6 +1,7 @@
 package ai.djl.distributed.store.tcp;
 
 import ai.djl.distributed.store.StoreException;
+import ai.djl.distributed.store.Stores;
 
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
@@ -10,7 +11,6 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
 
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -113,9 +113,7 @@ public final class TcpStoreServer implements AutoCloseable {
      */
     public long joinedWorkers() {
         byte[] value = state.get(StoreProtocol.INIT_KEY);
-        return value == null
-                ? 0
-                : Long.parseLong(new String(value, StandardCharsets.US_ASCII).trim());
+        return value == null ? 0 : Stores.parseCounter(toString(), StoreProtocol.INIT_KEY, value);
     }
 
     /**
