@@ -1,5 +1,6 @@
 package ai.djl.distributed.store.tcp;
 
+import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -20,7 +21,9 @@ final class RawClient implements AutoCloseable {
         socket = new Socket("127.0.0.1", port);
         socket.setSoTimeout(10_000);
         socket.setTcpNoDelay(true);
-        out = socket.getOutputStream();
+        // buffered and flushed before each read: a request leaves in one write, as PyTorch's
+        // client sends it, so a server that closes early cannot break the test mid-request
+        out = new BufferedOutputStream(socket.getOutputStream(), 1 << 16);
         in = new DataInputStream(socket.getInputStream());
     }
 
@@ -51,16 +54,19 @@ final class RawClient implements AutoCloseable {
     }
 
     int readU8() throws IOException {
+        out.flush();
         return in.readUnsignedByte();
     }
 
     long readI64() throws IOException {
+        out.flush();
         byte[] b = new byte[8];
         in.readFully(b);
         return ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN).getLong();
     }
 
     long readU32() throws IOException {
+        out.flush();
         byte[] b = new byte[4];
         in.readFully(b);
         return ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN).getInt() & 0xFFFFFFFFL;
@@ -79,6 +85,7 @@ final class RawClient implements AutoCloseable {
      * @return the byte, or -1 if none came (or the stream ended)
      */
     int readWithin(int millis) throws IOException {
+        out.flush();
         socket.setSoTimeout(millis);
         try {
             return in.read();
@@ -94,6 +101,7 @@ final class RawClient implements AutoCloseable {
      */
     boolean closedByServer() throws IOException {
         try {
+            out.flush();
             return in.read() == -1;
         } catch (SocketTimeoutException e) {
             return false;
