@@ -27,19 +27,19 @@ import java.util.concurrent.TimeUnit;
 public final class TcpStoreServer implements AutoCloseable {
 
     private final StoreState state = new StoreState();
-    private final EventLoopGroup boss;
     private final EventLoopGroup workers;
     private final Channel channel;
     private final InetSocketAddress address;
     private volatile boolean closed;
 
     private TcpStoreServer(Builder builder) {
-        boss = NettyTransport.newGroup(1, "djl-store-accept");
         workers = NettyTransport.newGroup(builder.ioThreads, "djl-store-server");
         try {
             ServerBootstrap bootstrap =
                     new ServerBootstrap()
-                            .group(boss, workers)
+                            // accepting on the I/O loops saves a thread and a hand-off per
+                            // connection, which matters at a rendezvous of thousands on few cores
+                            .group(workers)
                             .channel(NettyTransport.serverChannel())
                             .option(ChannelOption.SO_BACKLOG, builder.backlog)
                             .option(ChannelOption.SO_REUSEADDR, true)
@@ -146,9 +146,7 @@ public final class TcpStoreServer implements AutoCloseable {
     }
 
     private void shutdownGroups() {
-        boss.shutdownGracefully(0, 2, TimeUnit.SECONDS);
         workers.shutdownGracefully(0, 2, TimeUnit.SECONDS);
-        boss.terminationFuture().awaitUninterruptibly(5, TimeUnit.SECONDS);
         workers.terminationFuture().awaitUninterruptibly(5, TimeUnit.SECONDS);
     }
 
