@@ -9,6 +9,9 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.util.concurrent.GlobalEventExecutor;
 
 import java.net.InetSocketAddress;
 import java.util.concurrent.TimeUnit;
@@ -27,6 +30,8 @@ import java.util.concurrent.TimeUnit;
 public final class TcpStoreServer implements AutoCloseable {
 
     private final StoreState state = new StoreState();
+    // every client connection, so close() can end them all before the loops stop
+    private final ChannelGroup clients = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
     private final EventLoopGroup workers;
     private final Channel channel;
     private final InetSocketAddress address;
@@ -52,6 +57,7 @@ public final class TcpStoreServer implements AutoCloseable {
                                     new ChannelInitializer<Channel>() {
                                         @Override
                                         protected void initChannel(Channel ch) {
+                                            clients.add(ch);
                                             ch.pipeline()
                                                     .addLast(
                                                             new StoreRequestDecoder(
@@ -142,6 +148,7 @@ public final class TcpStoreServer implements AutoCloseable {
         }
         closed = true;
         channel.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        clients.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
         shutdownGroups();
     }
 
