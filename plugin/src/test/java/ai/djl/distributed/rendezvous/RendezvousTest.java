@@ -1,0 +1,232 @@
+package ai.djl.distributed.rendezvous;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ai.djl.distributed.store.FileStore;
+import ai.djl.distributed.store.tcp.TcpStore;
+import ai.djl.distributed.store.tcp.TcpStoreServer;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
+
+/** Init methods with PyTorch's semantics and messages, and ranks that really meet through them. */
+@Timeout(60)
+class RendezvousTest {
+
+    private static final Duration TIMEOUT = Duration.ofSeconds(20);
+
+    private static int freePort() throws Exception {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    private static DistributedEnv env(String... kv) {
+        Map<String, String> m = new HashMap<>();
+        for (int i = 0; i < kv.length; i += 2) {
+            m.put(kv[i], kv[i + 1]);
+        }
+        return DistributedEnv.of(m);
+    }
+
+    private static String fails(String url, int rank, int world, DistributedEnv env) {
+        return assertThrows(
+                        IllegalArgumentException.class,
+                        () -> Rendezvous.create(url, rank, world, TIMEOUT, env))
+                .getMessage();
+    }
+
+    @Test
+    void errorsAreThoseOfPyTorch() {
+        DistributedEnv none = env();
+        assertEquals("No rendezvous handler for foo://", fails("foo://x", 0, 1, none));
+        assertEquals(
+                "Error initializing torch.distributed using env:// rendezvous: environment"
+                        + " variable RANK expected, but not set",
+                fails("env://", -1, -1, none));
+        assertTrue(fails("env://", 0, -1, none).contains("variable WORLD_SIZE expected"));
+        assertTrue(fails("env://", 0, 2, none).contains("variable MASTER_ADDR expected"));
+        assertTrue(
+                fails("env://", 0, 2, env("MASTER_ADDR", "127.0.0.1"))
+                        .contains("variable MASTER_PORT expected"));
+        assertEquals(
+                "port number missing", fails("tcp://127.0.0.1?rank=0&world_size=1", -1, -1, none));
+        assertEquals(
+                "rank parameter missing", fails("tcp://127.0.0.1:1234?world_size=1", -1, -1, none));
+        assertEquals(
+                "world size parameter missing", fails("tcp://127.0.0.1:1234?rank=0", -1, -1, none));
+        assertEquals("path missing", fails("file://?rank=0&world_size=1", -1, -1, none));
+        assertEquals("rank parameter missing", fails("file:///tmp/x?world_size=1", -1, -1, none));
+        assertTrue(
+                fails("tcp://127.0.0.1:1234?rank=0&world_size=2", 0, 2, none)
+                        .contains("has node-specific arguments(rank, world_size) already"));
+        assertTrue(
+                fails("env://", 0, 2, env("MASTER_ADDR", "h", "MASTER_PORT", "70000"))
+                        .contains("port must have value from 0 to 65535"));
+        assertTrue(
+                fails("env://", 2, 2, env("MASTER_ADDR", "h", "MASTER_PORT", "1"))
+                        .contains("rank: 2 (expected: 0 to world_size - 1 = 1)"));
+        assertTrue(
+                fails("env://", -1, -1, env("RANK", "zero"))
+                        .contains("RANK: 'zero' (expected: an integer)"));
+        assertTrue(fails("", 0, 1, none).contains("initMethod"));
+    }
+
+    private static List<Rendezvous.Result> join(int world, IntFunction<Rendezvous.Result> rank)
+            throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(world);
+        try {
+            List<Future<Rendezvous.Result>> futures = new ArrayList<>();
+            for (int r = 0; r < world; ++r) {
+                int me = r;
+                futures.add(pool.submit(() -> rank.apply(me)));
+            }
+            List<Rendezvous.Result> results = new ArrayList<>();
+            for (Future<Rendezvous.Result> f : futures) {
+                results.add(f.get(40, TimeUnit.SECONDS));
+            }
+            return results;
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    private static void assertShared(List<Rendezvous.Result> ranks) {
+        int world = ranks.size();
+        for (int r = 0; r < world; ++r) {
+            assertEquals(r, ranks.get(r).rank());
+            assertEquals(world, ranks.get(r).worldSize());
+            ranks.get(r).store().set("from/" + r, "rank " + r);
+        }
+        for (Rendezvous.Result me : ranks) {
+            for (int r = 0; r < world; ++r) {
+                assertEquals("rank " + r, me.store().getString("from/" + r));
+            }
+        }
+    }
+
+    @Test
+    void envRanksMeetOnRankZerosStore() throws Exception {
+        int port = freePort();
+        List<Rendezvous.Result> ranks =
+                join(
+                        3,
+                        r ->
+                                Rendezvous.create(
+                                        "env://",
+                                        -1,
+                                        -1,
+                                        TIMEOUT,
+                                        env(
+                                                "RANK",
+                                                Integer.toString(r),
+                                                "WORLD_SIZE",
+                                                "3",
+                                                "MASTER_ADDR",
+                                                "127.0.0.1",
+                                                "MASTER_PORT",
+                                                Integer.toString(port))));
+        try {
+            assertShared(ranks);
+            assertTrue(((TcpStore) ranks.get(0).store()).isServer());
+            assertFalse(((TcpStore) ranks.get(1).store()).isServer());
+        } finally {
+            for (int r = ranks.size() - 1; r >= 0; --r) {
+                ranks.get(r).close();
+            }
+        }
+    }
+
+    @Test
+    void tcpRanksTakeRankAndWorldSizeFromArgumentsOrQuery() throws Exception {
+        int port = freePort();
+        List<Rendezvous.Result> ranks =
+                join(
+                        2,
+                        r ->
+                                r == 0
+                                        ? Rendezvous.create(
+                                                "tcp://127.0.0.1:" + port, 0, 2, TIMEOUT, env())
+                                        : Rendezvous.create(
+                                                "tcp://127.0.0.1:" + port + "?rank=1&world_size=2",
+                                                -1,
+                                                -1,
+                                                TIMEOUT,
+                                                env()));
+        try {
+            assertShared(ranks);
+        } finally {
+            ranks.get(1).close();
+            ranks.get(0).close();
+        }
+    }
+
+    @Test
+    void fileRanksShareAFileRemovedByTheLast(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("rdzv");
+        List<Rendezvous.Result> ranks =
+                join(
+                        2,
+                        r ->
+                                Rendezvous.create(
+                                        "file://" + file + "?rank=" + r + "&world_size=2",
+                                        -1,
+                                        -1,
+                                        TIMEOUT,
+                                        env()));
+        assertTrue(ranks.get(0).store() instanceof FileStore);
+        assertShared(ranks);
+        ranks.get(0).close();
+        assertTrue(Files.exists(file));
+        ranks.get(1).close();
+        assertFalse(Files.exists(file), "the last of world_size ranks removes the file");
+    }
+
+    @Test
+    void underTorchrunsAgentStoreEveryRankIsAClient() throws Exception {
+        try (TcpStoreServer agent = TcpStoreServer.builder().optHost("127.0.0.1").build()) {
+            List<Rendezvous.Result> ranks =
+                    join(
+                            2,
+                            r ->
+                                    Rendezvous.create(
+                                            "env://",
+                                            -1,
+                                            -1,
+                                            TIMEOUT,
+                                            env(
+                                                    "RANK", Integer.toString(r),
+                                                    "WORLD_SIZE", "2",
+                                                    "MASTER_ADDR", "127.0.0.1",
+                                                    "MASTER_PORT",
+                                                            Integer.toString(agent.getPort()),
+                                                    "TORCHELASTIC_USE_AGENT_STORE", "True")));
+            try {
+                assertShared(ranks);
+                assertFalse(((TcpStore) ranks.get(0).store()).isServer());
+                assertEquals(2, agent.joinedWorkers());
+            } finally {
+                ranks.forEach(Rendezvous.Result::close);
+            }
+            assertFalse(agent.isClosed(), "the agent's store outlives the workers");
+        }
+    }
+}
