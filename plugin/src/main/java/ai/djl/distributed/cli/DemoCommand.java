@@ -20,7 +20,7 @@ final class DemoCommand {
 
     private DemoCommand() {}
 
-    static int run(List<String> argv) throws RuntimeException {
+    static int run(List<String> argv) {
         Args args = new Args(argv, Set.of("clients"));
         int n = args.getInt("clients", 8);
         if (n < 1) {

@@ -189,7 +189,7 @@ public final class HashStore implements Store {
         lock.lock();
         try {
             for (int i = 0; i < keys.size(); ++i) {
-                map.put(keys.get(i), Stores.checkValue("values[" + i + "]", values.get(i)).clone());
+                map.put(keys.get(i), values.get(i).clone());
             }
             changed.signalAll();
         } finally {

@@ -3,7 +3,6 @@ package ai.djl.distributed.store;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
-import java.util.Objects;
 
 /** Argument checks and small helpers shared by the store implementations. */
 public final class Stores {
@@ -149,16 +148,25 @@ public final class Stores {
         return out;
     }
 
-    static void checkSameSize(List<String> keys, List<byte[]> values) {
-        Objects.requireNonNull(keys, "keys");
-        Objects.requireNonNull(values, "values");
-        if (keys.size() != values.size()) {
+    /**
+     * Checks that there is one non-null value per key.
+     *
+     * @param keys the keys
+     * @param values the values
+     * @throws IllegalArgumentException if either list or a value is null, or the sizes differ
+     */
+    public static void checkSameSize(List<String> keys, List<byte[]> values) {
+        checkKeys(keys);
+        if (values == null || keys.size() != values.size()) {
             throw new IllegalArgumentException(
                     "values: "
-                            + values.size()
-                            + " values (expected: one per key, "
+                            + (values == null ? null : values.size() + " values")
+                            + " (expected: one per key, "
                             + keys.size()
                             + ")");
+        }
+        for (int i = 0; i < values.size(); ++i) {
+            checkValue("values[" + i + "]", values.get(i));
         }
     }
 }

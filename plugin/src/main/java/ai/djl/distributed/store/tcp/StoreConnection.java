@@ -299,15 +299,6 @@ final class StoreConnection implements AutoCloseable {
                 : request.opcode() + " " + request.keys();
     }
 
-    /**
-     * Returns whether the connection is still usable.
-     *
-     * @return {@code true} while it is open and has not failed
-     */
-    boolean isOpen() {
-        return channel.isActive() && decoder.failure() == null;
-    }
-
     /** Closes the connection; idempotent. */
     @Override
     public synchronized void close() {

@@ -16,8 +16,10 @@ import java.util.List;
  * decoder is a state machine that consumes whatever has arrived and resumes where it stopped.
  *
  * <p>Every length is checked against the limits before its bytes are awaited: a hostile or broken
- * length field raises {@link StoreCodecException} at once instead of buffering without bound. After
- * that the decoder discards its input: the server closes the connection.
+ * length field raises {@link StoreCodecException} at once instead of buffering without bound. The
+ * decoder also checks PyTorch 2.2+'s handshake: the first query must be VALIDATE with the protocol
+ * magic, refused at its first byte otherwise. After a rejection the decoder discards its input: the
+ * server closes the connection.
  */
 public final class StoreRequestDecoder extends ByteToMessageDecoder {
 
@@ -76,6 +78,17 @@ public final class StoreRequestDecoder extends ByteToMessageDecoder {
             return;
         }
         if (decodeFields(in)) {
+            if (!validated) {
+                // the opcode was checked on arrival; the handshake is complete with the magic
+                if ((int) number != StoreProtocol.MAGIC) {
+                    throw fail(
+                            "VALIDATE with magic 0x"
+                                    + Long.toHexString(number)
+                                    + ", expected 0x"
+                                    + Integer.toHexString(StoreProtocol.MAGIC));
+                }
+                validated = true;
+            }
             out.add(new StoreRequest(opcode, keys, values, number));
             reset();
         }
@@ -94,7 +107,6 @@ public final class StoreRequestDecoder extends ByteToMessageDecoder {
             // refuse before buffering anything a client that skipped the handshake sends
             throw fail("first query is " + op + ", expected VALIDATE");
         }
-        validated = true;
         opcode = op;
         keys = new ArrayList<>(1);
         values = new ArrayList<>(1);

@@ -16,9 +16,9 @@ import java.util.List;
 import java.util.Queue;
 
 /**
- * Serves one client connection: checks the VALIDATE handshake, applies each query to the shared
- * {@link StoreState} and writes the reply. Replies are flushed once per read burst. Anything
- * malformed closes this connection alone, with a logged reason.
+ * Serves one client connection (whose decoder has checked the VALIDATE handshake): applies each
+ * query to the shared {@link StoreState} and writes the reply. Replies are flushed once per read
+ * burst. Anything malformed closes this connection alone, with a logged reason.
  */
 final class StoreServerHandler extends ChannelInboundHandlerAdapter {
 
@@ -29,7 +29,6 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
     private final Queue<StoreRequest> backlog = new ArrayDeque<>();
     private final long maxReplyBytes;
     private Waiter waiter;
-    private boolean validated;
 
     StoreServerHandler(StoreState state, long maxReplyBytes) {
         this.state = state;
@@ -64,21 +63,6 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void handle(ChannelHandlerContext ctx, StoreRequest req) {
-        if (!validated) {
-            // PyTorch 2.2+: the first query of every connection is VALIDATE with the magic.
-            if (req.opcode() != StoreOpcode.VALIDATE || (int) req.number() != StoreProtocol.MAGIC) {
-                closeWith(
-                        ctx,
-                        "first query is "
-                                + req.opcode()
-                                + " (0x"
-                                + Long.toHexString(req.number())
-                                + "), expected VALIDATE with the protocol magic");
-                return;
-            }
-            validated = true;
-            return;
-        }
         try {
             serve(ctx, req);
         } catch (StoreException e) {
@@ -89,7 +73,7 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
     private void serve(ChannelHandlerContext ctx, StoreRequest req) {
         switch (req.opcode()) {
             case VALIDATE:
-                return;
+                return; // the decoder checked the handshake
             case SET:
                 state.set(req.key(), req.value());
                 return;

@@ -282,17 +282,7 @@ public final class TcpStore implements Store {
     @Override
     public void multiSet(List<String> keys, List<byte[]> values) {
         List<String> wireKeys = wire(keys);
-        if (values == null || values.size() != keys.size()) {
-            throw new IllegalArgumentException(
-                    "values: "
-                            + (values == null ? null : values.size() + " values")
-                            + " (expected: one per key, "
-                            + keys.size()
-                            + ")");
-        }
-        for (int i = 0; i < values.size(); ++i) {
-            Stores.checkValue("values[" + i + "]", values.get(i));
-        }
+        Stores.checkSameSize(keys, values);
         call(request(StoreOpcode.MULTI_SET, wireKeys, values), Reply.NONE);
     }
 

@@ -29,6 +29,13 @@ import java.util.concurrent.TimeUnit;
 @Timeout(60)
 class TcpStoreClientTest {
 
+    // a port nothing listens on (bound once, then released)
+    private static int freePort() throws Exception {
+        try (ServerSocket probe = new ServerSocket(0)) {
+            return probe.getLocalPort();
+        }
+    }
+
     private static TcpStore client(int port, Duration timeout) {
         return TcpStore.builder().setHost("127.0.0.1").setPort(port).optTimeout(timeout).build();
     }
@@ -104,10 +111,7 @@ class TcpStoreClientTest {
 
     @Test
     void connectRetriesUntilTheServerAppears() throws Exception {
-        int port;
-        try (ServerSocket probe = new ServerSocket(0)) {
-            port = probe.getLocalPort();
-        }
+        int port = freePort();
         ExecutorService pool = Executors.newSingleThreadExecutor();
         try {
             Future<String> late =
@@ -131,10 +135,7 @@ class TcpStoreClientTest {
 
     @Test
     void connectGivesUpAtTheTimeoutNamingTheAddress() throws Exception {
-        int port;
-        try (ServerSocket probe = new ServerSocket(0)) {
-            port = probe.getLocalPort();
-        }
+        int port = freePort();
         long start = System.nanoTime();
         StoreException e =
                 assertThrows(StoreException.class, () -> client(port, Duration.ofMillis(800)));
@@ -246,10 +247,7 @@ class TcpStoreClientTest {
                                         .optTimeout(Duration.ofMillis(500))
                                         .build());
         assertTrue(e.getMessage().contains("1/2 clients joined"), e.getMessage());
-        int port;
-        try (ServerSocket probe = new ServerSocket(0)) {
-            port = probe.getLocalPort();
-        }
+        int port = freePort();
         CompletableFuture<TcpStore> master =
                 CompletableFuture.supplyAsync(
                         () ->
