@@ -1,0 +1,133 @@
+package ai.djl.distributed.launch;
+
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * The options of {@code bin/djlrun}, named as torchrun names them. Each option may also come from
+ * an environment variable, as torchrun's do ({@code PET_NPROC_PER_NODE}, ...): the command line
+ * wins over the variable, which wins over the default.
+ */
+enum LaunchOption {
+    NPROC_PER_NODE("nproc-per-node", "N", "workers on this node: a number, or auto (one a core)"),
+    NNODES("nnodes", "N", "number of nodes, one launcher each; default 1"),
+    NODE_RANK(
+            "node-rank",
+            "K",
+            "this node's rank, 0 to N-1: needed with --nnodes N > 1 and --master-addr/port;"
+                    + " with --rdzv-endpoint, given in joining order when left out"),
+    MASTER_ADDR(
+            "master-addr",
+            "HOST",
+            "address of node 0, whose launcher serves the agent store; default 127.0.0.1"),
+    MASTER_PORT(
+            "master-port",
+            "PORT",
+            "port of the agent store; default: a free one on one node, 29500 on several"),
+    RDZV_ENDPOINT(
+            "rdzv-endpoint",
+            "HOST:PORT",
+            "multi-node rendezvous on a TcpStore there: the launcher on HOST serves it (or a"
+                    + " bin/djl-dist store-server does); workers use it as MASTER_ADDR:PORT"),
+    RDZV_ID("rdzv-id", "ID", "the job's id: TORCHELASTIC_RUN_ID and the agents' key prefix"),
+    RDZV_TIMEOUT(
+            "rdzv-timeout",
+            "SECONDS",
+            "longest wait for the other nodes, at start, at each restart and at exit; default 600"),
+    MAX_RESTARTS(
+            "max-restarts",
+            "N",
+            "restarts of all workers (of every node) after a worker fails; default 0"),
+    MONITOR_INTERVAL(
+            "monitor-interval", "SECONDS", "how often the other nodes are polled; default 0.1"),
+    TERM_TIMEOUT(
+            "term-timeout",
+            "SECONDS",
+            "grace between SIGTERM and SIGKILL when workers are stopped; default 30"),
+    ROLE("role", "NAME", "ROLE_NAME of the workers; default 'default'"),
+    JVM_OPTS("jvm-opts", "OPTIONS", "JVM options of the workers, split at white space"),
+    CLASSPATH("classpath", "PATH", "the workers' classpath; default: the launcher's own"),
+    LOG_LINE_PREFIX_TEMPLATE(
+            "log-line-prefix-template",
+            "TEMPLATE",
+            "prefix of every worker line, with ${rank}, ${local_rank} and ${role_name};"
+                    + " default '[rank${rank}]: ', '' for none"),
+    STANDALONE("standalone", null, "one node on a free port: the default with --nnodes 1"),
+    HELP("help", null, "prints this help");
+
+    private final String name;
+    private final String metavar;
+    private final String help;
+
+    LaunchOption(String name, String metavar, String help) {
+        this.name = name;
+        this.metavar = metavar;
+        this.help = help;
+    }
+
+    /**
+     * Returns the option's name without dashes, as written in the usage.
+     *
+     * @return e.g. {@code nproc-per-node}
+     */
+    String optionName() {
+        return name;
+    }
+
+    /**
+     * Returns whether the option takes a value.
+     *
+     * @return {@code false} for flags
+     */
+    boolean takesValue() {
+        return metavar != null;
+    }
+
+    /**
+     * Returns the environment variable that sets this option when the command line does not.
+     *
+     * @return torchrun's {@code PET_*} name, or this project's for the JVM's options
+     */
+    Optional<String> environmentVariable() {
+        switch (this) {
+            case HELP:
+            case STANDALONE:
+                return Optional.empty();
+            case JVM_OPTS:
+                return Optional.of("DJL_DIST_JAVA_OPTS");
+            case CLASSPATH:
+                return Optional.of("DJL_DIST_CLASSPATH");
+            case LOG_LINE_PREFIX_TEMPLATE:
+                return Optional.of("TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE");
+            default:
+                return Optional.of("PET_" + name.replace('-', '_').toUpperCase(Locale.ROOT));
+        }
+    }
+
+    /**
+     * Finds an option by its name, accepting torchrun's underscore spellings too.
+     *
+     * @param name the name without dashes, e.g. {@code nproc_per_node}
+     * @return the option, if there is one of that name
+     */
+    static Optional<LaunchOption> byName(String name) {
+        String dashed = name.replace('_', '-');
+        for (LaunchOption o : values()) {
+            if (o.name.equals(dashed)) {
+                return Optional.of(o);
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * Returns one line of the usage text.
+     *
+     * @return e.g. {@code " --nnodes N number of nodes..."}
+     */
+    String usageLine() {
+        String left = "  --" + name + (metavar == null ? "" : " " + metavar);
+        String env = environmentVariable().map(v -> " [$" + v + "]").orElse("");
+        return String.format(Locale.ROOT, "%-34s %s%s", left, help, env);
+    }
+}

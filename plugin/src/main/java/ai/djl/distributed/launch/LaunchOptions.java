@@ -1,0 +1,248 @@
+package ai.djl.distributed.launch;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/**
+ * The validated command line of {@code bin/djlrun}: {@code djlrun [options] TARGET [args]}. Options
+ * come first, as torchrun's do; the first word that is not an option is the TARGET and everything
+ * after it belongs to the workers. Immutable.
+ *
+ * @param target the main class or example name, as given
+ * @param targetArgs the workers' arguments
+ * @param nprocPerNode the workers on this node, at least 1
+ * @param nnodes the number of nodes, at least 1
+ * @param nodeRank this node's rank, or -1 to be given one in joining order (with a rendezvous)
+ * @param masterAddr the address of the agent store in a static rendezvous
+ * @param masterPort its port; 0 picks a free one (one node only)
+ * @param rdzvEndpoint the rendezvous endpoint, or {@code null} for a static rendezvous
+ * @param rdzvId the job's id, TORCHELASTIC_RUN_ID
+ * @param rdzvTimeout the longest wait for the other nodes
+ * @param maxRestarts how many times the workers may be restarted
+ * @param monitorInterval how often the other nodes are polled
+ * @param termTimeout the grace between SIGTERM and SIGKILL
+ * @param role the workers' ROLE_NAME
+ * @param jvmOpts the workers' JVM options
+ * @param classpath the workers' classpath, or {@code null} for the launcher's
+ * @param logLinePrefixTemplate the template of each output line's prefix
+ */
+record LaunchOptions(
+        String target,
+        List<String> targetArgs,
+        int nprocPerNode,
+        int nnodes,
+        int nodeRank,
+        String masterAddr,
+        int masterPort,
+        Endpoint rdzvEndpoint,
+        String rdzvId,
+        Duration rdzvTimeout,
+        int maxRestarts,
+        Duration monitorInterval,
+        Duration termTimeout,
+        String role,
+        List<String> jvmOpts,
+        String classpath,
+        String logLinePrefixTemplate) {
+
+    /** torchrun's port for a static rendezvous of several nodes. */
+    static final int DEFAULT_MULTI_NODE_PORT = 29500;
+
+    /** The default prefix of every worker's output line. */
+    static final String DEFAULT_PREFIX_TEMPLATE = "[rank${rank}]: ";
+
+    /** torchrun's default join timeout of a rendezvous, in seconds. */
+    static final int DEFAULT_RDZV_TIMEOUT_SECONDS = 600;
+
+    /** The usage text printed by {@code --help}. */
+    static final String USAGE = usage();
+
+    /**
+     * Checks the options against each other.
+     *
+     * @throws IllegalArgumentException naming the option and what was expected
+     */
+    LaunchOptions {
+        targetArgs = List.copyOf(targetArgs);
+        jvmOpts = List.copyOf(jvmOpts);
+        if (target == null || target.isEmpty()) {
+            throw new IllegalArgumentException(
+                    "missing TARGET (expected: a main class, or one of the examples "
+                            + String.join(", ", Targets.EXAMPLES.keySet())
+                            + ")");
+        }
+        if (nodeRank >= nnodes) {
+            throw new IllegalArgumentException(
+                    "--node-rank: "
+                            + nodeRank
+                            + " (expected: 0 to "
+                            + (nnodes - 1)
+                            + ", below --nnodes "
+                            + nnodes
+                            + ")");
+        }
+        if (nnodes > 1 && rdzvEndpoint == null && nodeRank < 0) {
+            throw new IllegalArgumentException(
+                    "--node-rank: missing (expected: 0 to "
+                            + (nnodes - 1)
+                            + " with --nnodes "
+                            + nnodes
+                            + " and --master-addr/--master-port; or give every node"
+                            + " --rdzv-endpoint HOST:PORT to number the nodes as they join)");
+        }
+        if (nnodes > 1 && rdzvEndpoint == null && masterPort == 0) {
+            throw new IllegalArgumentException(
+                    "--master-port: 0 (expected: 1 to 65535 with --nnodes "
+                            + nnodes
+                            + ": every node must know the port)");
+        }
+    }
+
+    /**
+     * Returns whether the command line asks for help ({@code -h} or {@code --help} before the
+     * TARGET).
+     *
+     * @param args the command line
+     * @return {@code true} if the usage should be printed
+     */
+    static boolean wantsHelp(List<String> args) {
+        for (String a : args) {
+            if (a.equals("-h") || a.equals("--help")) {
+                return true;
+            }
+            if (a.equals("--") || !a.startsWith("-")) {
+                return false;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Parses and validates a command line.
+     *
+     * @param args the command line, without the program name
+     * @param env the environment, for torchrun's {@code PET_*} variables and this project's
+     * @return the options
+     * @throws IllegalArgumentException naming the first bad option, its value and what was expected
+     */
+    static LaunchOptions parse(List<String> args, Map<String, String> env) {
+        Map<LaunchOption, String> raw = new EnumMap<>(LaunchOption.class);
+        int i = 0;
+        while (i < args.size()) {
+            String a = args.get(i);
+            if (a.equals("--")) {
+                ++i;
+                break;
+            }
+            if (!a.startsWith("-") || a.equals("-")) {
+                break;
+            }
+            i = readOption(args, i, raw);
+        }
+        String target = i < args.size() ? args.get(i) : null;
+        List<String> targetArgs = i < args.size() ? args.subList(i + 1, args.size()) : List.of();
+        OptionValues v = new OptionValues(raw, env);
+        int nnodes = v.nnodes();
+        Endpoint rdzv = v.endpoint(LaunchOption.RDZV_ENDPOINT);
+        if (v.has(LaunchOption.STANDALONE) && (nnodes > 1 || rdzv != null)) {
+            throw new IllegalArgumentException(
+                    "--standalone: runs one node (expected: no --nnodes above 1 and no"
+                            + " --rdzv-endpoint)");
+        }
+        int defaultPort = nnodes > 1 ? DEFAULT_MULTI_NODE_PORT : 0;
+        String prefix = v.string(LaunchOption.LOG_LINE_PREFIX_TEMPLATE, DEFAULT_PREFIX_TEMPLATE);
+        String jvmOpts = v.string(LaunchOption.JVM_OPTS, "").trim();
+        return new LaunchOptions(
+                target,
+                targetArgs,
+                v.nprocPerNode(),
+                nnodes,
+                v.integer(LaunchOption.NODE_RANK, -1, 0, Integer.MAX_VALUE),
+                v.string(LaunchOption.MASTER_ADDR, "127.0.0.1"),
+                v.integer(LaunchOption.MASTER_PORT, defaultPort, 0, 65535),
+                rdzv,
+                v.string(LaunchOption.RDZV_ID, "none"),
+                v.seconds(LaunchOption.RDZV_TIMEOUT, DEFAULT_RDZV_TIMEOUT_SECONDS),
+                v.integer(LaunchOption.MAX_RESTARTS, 0, 0, Integer.MAX_VALUE),
+                v.seconds(LaunchOption.MONITOR_INTERVAL, 0.1),
+                v.seconds(LaunchOption.TERM_TIMEOUT, 30),
+                v.string(LaunchOption.ROLE, "default"),
+                jvmOpts.isEmpty() ? List.of() : Arrays.asList(jvmOpts.split("\\s+")),
+                v.string(LaunchOption.CLASSPATH, null),
+                prefix);
+    }
+
+    // Reads the option at args[i] (--name value, --name=value, or a flag); returns the next index.
+    private static int readOption(List<String> args, int i, Map<LaunchOption, String> raw) {
+        String a = args.get(i);
+        String name = a.startsWith("--") ? a.substring(2) : a.substring(1);
+        String value = null;
+        int eq = name.indexOf('=');
+        if (eq >= 0) {
+            value = name.substring(eq + 1);
+            name = name.substring(0, eq);
+        }
+        String given = name;
+        LaunchOption option =
+                LaunchOption.byName(a.startsWith("--") ? name : "")
+                        .orElseThrow(
+                                () ->
+                                        new IllegalArgumentException(
+                                                "unknown option "
+                                                        + a
+                                                        + " (expected one of "
+                                                        + optionNames()
+                                                        + ", then TARGET)"));
+        if (!option.takesValue()) {
+            if (value != null) {
+                throw new IllegalArgumentException(
+                        "--" + given + ": takes no value (got '" + value + "')");
+            }
+            raw.put(option, "true");
+            return i + 1;
+        }
+        int next = i + 1;
+        if (value == null) {
+            if (next >= args.size()) {
+                throw new IllegalArgumentException(
+                        "--" + given + ": missing value (expected: " + a + " VALUE)");
+            }
+            value = args.get(next++);
+        }
+        raw.put(option, value);
+        return next;
+    }
+
+    private static String optionNames() {
+        return Arrays.stream(LaunchOption.values())
+                .map(o -> "--" + o.optionName())
+                .collect(Collectors.joining(", "));
+    }
+
+    private static String usage() {
+        List<String> lines = new ArrayList<>();
+        lines.add("usage: djlrun [options] TARGET [args...]");
+        lines.add("");
+        lines.add(
+                "Starts --nproc-per-node worker JVMs running TARGET's main(args) with torchrun's");
+        lines.add("environment (RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, ...).");
+        lines.add(
+                "TARGET: a main class, or an example: "
+                        + String.join(", ", Targets.EXAMPLES.keySet()));
+        lines.add("");
+        lines.add("options (also --name=value, and torchrun's --name_with_underscores):");
+        for (LaunchOption o : LaunchOption.values()) {
+            lines.add(o.usageLine());
+        }
+        lines.add("");
+        lines.add("exit status: 0 when every worker succeeded; 1 when a worker failed (the");
+        lines.add("message names its rank, exit code and time) or the nodes could not meet;");
+        lines.add("2 on bad usage; 128+N when the launcher was stopped by signal N.");
+        return String.join("\n", lines);
+    }
+}

@@ -1,0 +1,240 @@
+package ai.djl.distributed.launch;
+
+import ai.djl.distributed.launch.RestartRounds.Event;
+import ai.djl.distributed.launch.RestartRounds.Kind;
+import ai.djl.distributed.store.PrefixStore;
+import ai.djl.distributed.store.tcp.TcpStore;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.Optional;
+import java.util.function.Function;
+
+/**
+ * This node's agent: meets the other nodes, then runs rounds of workers until they succeed, fail
+ * with no restart left, or the launcher is told to stop. {@link #run()} runs on the main thread;
+ * {@link #shutdown()} may be called from a shutdown hook at any time, after which no worker starts
+ * and the running ones are stopped.
+ */
+final class NodeAgent implements AutoCloseable {
+
+    private static final Duration HOOK_STORE_TIMEOUT = Duration.ofSeconds(5);
+
+    private final LaunchOptions options;
+    private final Function<NodeAssignment, WorkerSetup> setups;
+    private final PrintStream out;
+    private final PrintStream err;
+    private final Object lock = new Object();
+    private LocalWorkers current; // guarded by lock
+    private boolean shuttingDown; // guarded by lock
+    private boolean finished; // guarded by lock
+    private volatile NodeRendezvous rdzv;
+    private volatile int round;
+    private volatile int groupRank = -1;
+
+    /**
+     * Creates the agent.
+     *
+     * @param options the launch options
+     * @param setups makes the workers' setup once the node's assignment is known
+     * @param out where the workers' stdout goes
+     * @param err where the workers' stderr and the launcher's messages go
+     */
+    NodeAgent(
+            LaunchOptions options,
+            Function<NodeAssignment, WorkerSetup> setups,
+            PrintStream out,
+            PrintStream err) {
+        this.options = options;
+        this.setups = setups;
+        this.out = out;
+        this.err = err;
+    }
+
+    /**
+     * Runs the job on this node; blocks until it ends.
+     *
+     * @return the exit status: 0 if every worker of every node succeeded, 1 if one failed
+     * @throws LaunchException if the nodes cannot meet or the agent store is lost
+     * @throws IOException if a worker cannot be started
+     * @throws InterruptedException if interrupted
+     */
+    int run() throws IOException, InterruptedException {
+        rdzv = NodeRendezvous.open(options);
+        NodeAssignment node = rdzv.assign();
+        groupRank = node.groupRank();
+        WorkerSetup setup = setups.apply(node);
+        RestartRounds rounds = new RestartRounds(rdzv, options.nnodes());
+        while (true) {
+            if (round > 0) {
+                rounds.begin(round);
+            }
+            log(
+                    "starting "
+                            + node.describe()
+                            + ", attempt "
+                            + round
+                            + ", store "
+                            + rdzv.endpoint());
+            Event end = runRound(setup, rounds);
+            if (end == null) {
+                return 1; // stopped by a signal: the shutdown hook sets the exit status
+            }
+            if (end.kind() == Kind.SUCCESS) {
+                rdzv.leave();
+                return 0;
+            }
+            if (end.kind() == Kind.FAILURE) {
+                log("worker failed: " + end.message() + "; no restarts left " + restarts());
+                rdzv.leave();
+                return 1;
+            }
+            log(
+                    end.message()
+                            + "; restarting all workers: restart "
+                            + (round + 1)
+                            + " of "
+                            + options.maxRestarts());
+            ++round;
+        }
+    }
+
+    /**
+     * Stops the workers for good: called by the shutdown hook on SIGTERM or SIGINT (or any exit).
+     * Does nothing once {@link #run()} has returned. Blocks up to {@code --term-timeout} plus a few
+     * seconds; with several nodes, tells the others (5 s at most) so that they stop too.
+     */
+    void shutdown() {
+        LocalWorkers workers;
+        synchronized (lock) {
+            if (finished || shuttingDown) {
+                return;
+            }
+            shuttingDown = true;
+            workers = current;
+        }
+        log("the launcher is stopping (signal): stopping the workers");
+        if (workers != null) {
+            workers.stop(options.termTimeout());
+        }
+        NodeRendezvous r = rdzv;
+        if (r != null && options.nnodes() > 1) {
+            String why = "the launcher of node " + groupRank + " was stopped";
+            try (TcpStore c =
+                    NodeRendezvous.connect(
+                            r.clientHost(), r.endpoint().port(), HOOK_STORE_TIMEOUT)) {
+                RestartRounds.post(
+                        new PrefixStore(NodeRendezvous.keyPrefix(options), c),
+                        round,
+                        new Event(Kind.FAILURE, why + " at " + now()));
+            } catch (RuntimeException e) {
+                log("could not tell the other nodes: " + e.getMessage());
+            }
+        }
+    }
+
+    /** Stops any worker still running and leaves the store; idempotent. */
+    @Override
+    public void close() {
+        LocalWorkers workers;
+        synchronized (lock) {
+            finished = true;
+            workers = current;
+        }
+        if (workers != null) {
+            workers.close();
+        }
+        if (rdzv != null) {
+            rdzv.close();
+        }
+    }
+
+    private Event runRound(WorkerSetup setup, RestartRounds rounds)
+            throws IOException, InterruptedException {
+        LocalWorkers workers;
+        synchronized (lock) {
+            if (shuttingDown) {
+                return null;
+            }
+            workers = LocalWorkers.start(setup, round, out, err, options.termTimeout());
+            current = workers;
+        }
+        try {
+            Event end = monitor(workers, rounds);
+            return end != null && end.kind() == Kind.SUCCESS ? awaitOtherNodes(rounds) : end;
+        } finally {
+            workers.close();
+        }
+    }
+
+    // Waits for a local failure, the end of all local workers, or another node's event.
+    private Event monitor(LocalWorkers workers, RestartRounds rounds) throws InterruptedException {
+        while (true) {
+            Optional<WorkerExit> exit = workers.nextExit(options.monitorInterval());
+            if (isShuttingDown()) {
+                return null;
+            }
+            if (exit.isPresent() && exit.get().failed()) {
+                Kind kind = round < options.maxRestarts() ? Kind.RESTART : Kind.FAILURE;
+                return rounds.post(round, new Event(kind, exit.get().describe()));
+            }
+            if (workers.unreported() == 0) {
+                return new Event(Kind.SUCCESS, "");
+            }
+            if (options.nnodes() > 1) {
+                Optional<Event> event = rounds.poll(round);
+                if (event.isPresent()) {
+                    return event.get();
+                }
+            }
+        }
+    }
+
+    // This node's workers succeeded: wait for the others', or for their failure.
+    private Event awaitOtherNodes(RestartRounds rounds) throws InterruptedException {
+        rounds.markDone(round);
+        long deadline = System.nanoTime() + options.rdzvTimeout().toNanos();
+        while (!rounds.allDone(round)) {
+            Optional<Event> event = rounds.poll(round);
+            if (event.isPresent()) {
+                return event.get();
+            }
+            if (isShuttingDown()) {
+                return null;
+            }
+            if (System.nanoTime() - deadline >= 0) {
+                throw new LaunchException(
+                        "timed out after "
+                                + options.rdzvTimeout().toSeconds()
+                                + " s waiting for the other nodes' workers to finish: "
+                                + rounds.done(round)
+                                + " of "
+                                + options.nnodes()
+                                + " nodes done (--rdzv-timeout sets the limit)");
+            }
+            Thread.sleep(Math.max(1, options.monitorInterval().toMillis()));
+        }
+        return new Event(Kind.SUCCESS, "");
+    }
+
+    private boolean isShuttingDown() {
+        synchronized (lock) {
+            return shuttingDown;
+        }
+    }
+
+    private String restarts() {
+        return "(--max-restarts " + options.maxRestarts() + ")";
+    }
+
+    private void log(String message) {
+        err.println("djlrun: " + message);
+    }
+
+    private static Instant now() {
+        return Instant.now().truncatedTo(ChronoUnit.MILLIS);
+    }
+}

@@ -1,0 +1,45 @@
+package ai.djl.distributed.launch;
+
+/**
+ * What the nodes agreed at their rendezvous: this node's place and where the workers meet.
+ *
+ * @param groupRank this node's rank (GROUP_RANK)
+ * @param groupWorldSize the number of nodes (GROUP_WORLD_SIZE)
+ * @param baseRank the global rank of this node's local rank 0
+ * @param worldSize the number of workers of all nodes (WORLD_SIZE)
+ * @param localWorldSize the number of workers of this node (LOCAL_WORLD_SIZE)
+ * @param masterAddr the agent store's host, as every node reaches it (MASTER_ADDR)
+ * @param masterPort the agent store's port (MASTER_PORT)
+ */
+record NodeAssignment(
+        int groupRank,
+        int groupWorldSize,
+        int baseRank,
+        int worldSize,
+        int localWorldSize,
+        String masterAddr,
+        int masterPort) {
+
+    /**
+     * Returns the global rank of a local worker.
+     *
+     * @param localRank 0 to {@code localWorldSize - 1}
+     * @return its RANK
+     */
+    int rank(int localRank) {
+        return baseRank + localRank;
+    }
+
+    /**
+     * Describes the assignment in a line.
+     *
+     * @return e.g. {@code "ranks 2 to 3 of 4, node 1 of 2"}
+     */
+    String describe() {
+        String ranks =
+                localWorldSize == 1
+                        ? "rank " + baseRank
+                        : "ranks " + baseRank + " to " + (baseRank + localWorldSize - 1);
+        return ranks + " of " + worldSize + ", node " + groupRank + " of " + groupWorldSize;
+    }
+}

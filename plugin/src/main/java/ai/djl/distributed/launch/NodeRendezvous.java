@@ -1,0 +1,340 @@
+package ai.djl.distributed.launch;
+
+import ai.djl.distributed.store.PrefixStore;
+import ai.djl.distributed.store.Store;
+import ai.djl.distributed.store.StoreException;
+import ai.djl.distributed.store.StoreTimeoutException;
+import ai.djl.distributed.store.tcp.TcpStore;
+import ai.djl.distributed.store.tcp.TcpStoreServer;
+
+import java.net.InetAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
+import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The agent store and the nodes' meeting in it. One launcher serves a {@link TcpStoreServer}, which
+ * the launchers of all nodes and all their workers use, as torchrun's agent store:
+ *
+ * <ul>
+ *   <li>one node: this launcher, on {@code --master-addr:--master-port} (port 0: a free one);
+ *   <li>several nodes, static: node 0's launcher, on every interface at {@code --master-port};
+ *   <li>several nodes, {@code --rdzv-endpoint HOST:PORT}: the first launcher on HOST to bind PORT
+ *       (the others, and every other node, connect to it); a {@code djl-dist store-server} there
+ *       serves as well.
+ * </ul>
+ *
+ * <p>Node ranks are {@code --node-rank}, or given in joining order by an atomic counter; each rank
+ * is claimed once, so two nodes can never share one. The launchers' keys live under {@code
+ * djlrun/RUN_ID/}. Every wait is bounded by {@code --rdzv-timeout}. Used by one thread.
+ */
+final class NodeRendezvous implements AutoCloseable {
+
+    private static final Duration LEAVE_TIMEOUT = Duration.ofSeconds(10);
+
+    private final LaunchOptions options;
+    private final TcpStoreServer server;
+    private final TcpStore client;
+    private final Store store;
+    private final Endpoint endpoint;
+    private final String clientHost;
+
+    private NodeRendezvous(
+            LaunchOptions options, TcpStoreServer server, Endpoint endpoint, String clientHost) {
+        this.options = options;
+        this.server = server;
+        this.endpoint = endpoint;
+        this.clientHost = clientHost;
+        try {
+            client = connect(clientHost, endpoint.port(), options.rdzvTimeout());
+        } catch (RuntimeException e) {
+            if (server != null) {
+                server.close();
+            }
+            throw e;
+        }
+        store = new PrefixStore(keyPrefix(options), client);
+    }
+
+    /**
+     * Serves the agent store or connects to it, as the options say.
+     *
+     * @param options the launch options
+     * @return the rendezvous, connected
+     * @throws LaunchException if the store cannot be served or reached within the timeout
+     */
+    static NodeRendezvous open(LaunchOptions options) {
+        Endpoint rdzv = options.rdzvEndpoint();
+        if (rdzv != null) {
+            TcpStoreServer server = isLocal(rdzv.host()) ? tryServe(rdzv) : null;
+            String host =
+                    server != null && serverAddress(rdzv.host()).equals("0.0.0.0")
+                            ? "127.0.0.1"
+                            : rdzv.host();
+            return new NodeRendezvous(options, server, rdzv, host);
+        }
+        if (options.nnodes() == 1) {
+            TcpStoreServer server = serve(options.masterAddr(), options.masterPort(), "");
+            Endpoint ep = new Endpoint(options.masterAddr(), server.getPort());
+            return new NodeRendezvous(options, server, ep, options.masterAddr());
+        }
+        Endpoint ep = new Endpoint(options.masterAddr(), options.masterPort());
+        if (options.nodeRank() == 0) {
+            TcpStoreServer server = serve("0.0.0.0", ep.port(), " (node 0 serves it)");
+            return new NodeRendezvous(options, server, ep, "127.0.0.1");
+        }
+        return new NodeRendezvous(options, null, ep, ep.host());
+    }
+
+    /**
+     * Returns the key prefix of the launchers' keys.
+     *
+     * @param options the launch options
+     * @return {@code djlrun/RUN_ID}
+     */
+    static String keyPrefix(LaunchOptions options) {
+        return "djlrun/" + options.rdzvId();
+    }
+
+    /**
+     * Returns the store, as every node reaches it: MASTER_ADDR and MASTER_PORT of the workers.
+     *
+     * @return the endpoint
+     */
+    Endpoint endpoint() {
+        return endpoint;
+    }
+
+    /**
+     * Returns the host this launcher connects to (loopback when it serves on every interface).
+     *
+     * @return the host
+     */
+    String clientHost() {
+        return clientHost;
+    }
+
+    /**
+     * Returns the launchers' view of the store: keys under {@code djlrun/RUN_ID/}.
+     *
+     * @return the store
+     */
+    Store store() {
+        return store;
+    }
+
+    /**
+     * Returns whether this launcher serves the store.
+     *
+     * @return {@code true} for the serving node
+     */
+    boolean serves() {
+        return server != null;
+    }
+
+    /**
+     * Claims a node rank, publishes this node's worker count and waits for every node; blocks up to
+     * {@code --rdzv-timeout}.
+     *
+     * @return this node's place among the nodes
+     * @throws LaunchException if the rank is taken, too many nodes came, or not all came in time
+     */
+    NodeAssignment assign() {
+        int n = options.nnodes();
+        int rank = claimRank();
+        store.set("node/" + rank, Integer.toString(options.nprocPerNode()));
+        barrier("round/0", "the start");
+        List<String> keys = new ArrayList<>();
+        for (int i = 0; i < n; ++i) {
+            keys.add("node/" + i);
+        }
+        List<byte[]> counts = store.multiGet(keys);
+        int base = 0;
+        int world = 0;
+        for (int i = 0; i < n; ++i) {
+            int nproc = Integer.parseInt(new String(counts.get(i), StandardCharsets.UTF_8));
+            base += i < rank ? nproc : 0;
+            world += nproc;
+        }
+        return new NodeAssignment(
+                rank, n, base, world, options.nprocPerNode(), endpoint.host(), endpoint.port());
+    }
+
+    /**
+     * Waits until every node has reached the same barrier; blocks up to {@code --rdzv-timeout}.
+     *
+     * @param name the barrier's key
+     * @param what what the nodes meet for, for the message
+     * @throws LaunchException naming how many nodes came if not all came in time
+     */
+    void barrier(String name, String what) {
+        int n = options.nnodes();
+        long joined = store.add(name + "/joined", 1);
+        if (joined == n) {
+            store.set(name + "/go", "1");
+        }
+        try {
+            store.waitFor(List.of(name + "/go"), options.rdzvTimeout());
+        } catch (StoreTimeoutException e) {
+            throw new LaunchException(
+                    "timed out after "
+                            + options.rdzvTimeout().toSeconds()
+                            + " s waiting for "
+                            + n
+                            + " nodes at "
+                            + what
+                            + ": "
+                            + store.add(name + "/joined", 0)
+                            + " came (run '"
+                            + options.rdzvId()
+                            + "', agent store "
+                            + endpoint
+                            + "; --rdzv-timeout sets the limit)",
+                    e);
+        }
+    }
+
+    /**
+     * Leaves the store: the serving node waits (10 s at most) until every other node has left, so
+     * that none loses the store while it still reads the outcome; the others just say they leave.
+     * Never throws: a lost store at this point changes nothing.
+     */
+    void leave() {
+        try {
+            if (server == null) {
+                store.add("left", 1);
+                return;
+            }
+            long deadline = System.nanoTime() + LEAVE_TIMEOUT.toNanos();
+            while (store.add("left", 0) < options.nnodes() - 1
+                    && System.nanoTime() - deadline < 0) {
+                Thread.sleep(20);
+            }
+        } catch (StoreException e) {
+            // the outcome is decided; a store that went away cannot change it
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Closes the connection and, on the serving node, the server; idempotent. */
+    @Override
+    public void close() {
+        client.close();
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    private int claimRank() {
+        if (options.nodeRank() >= 0) {
+            if (store.add("claim/" + options.nodeRank(), 1) != 1) {
+                throw new LaunchException(
+                        "--node-rank "
+                                + options.nodeRank()
+                                + ": another node of run '"
+                                + options.rdzvId()
+                                + "' has that rank already (expected: a different --node-rank on"
+                                + " each node, or a new --rdzv-id)");
+            }
+            return options.nodeRank();
+        }
+        while (true) {
+            long k = store.add("next_rank", 1) - 1;
+            if (k >= options.nnodes()) {
+                throw new LaunchException(
+                        "more nodes than --nnodes "
+                                + options.nnodes()
+                                + " joined run '"
+                                + options.rdzvId()
+                                + "' at "
+                                + endpoint
+                                + " (expected: --nnodes launchers; or a new --rdzv-id per job)");
+            }
+            if (store.add("claim/" + k, 1) == 1) {
+                return (int) k;
+            }
+        }
+    }
+
+    /**
+     * Connects a client of the agent store, retrying until the timeout.
+     *
+     * @param host the store's host
+     * @param port the store's port
+     * @param timeout how long to try, and the timeout of its calls
+     * @return the client
+     * @throws LaunchException if the store cannot be reached
+     */
+    static TcpStore connect(String host, int port, Duration timeout) {
+        try {
+            return TcpStore.builder().setHost(host).setPort(port).optTimeout(timeout).build();
+        } catch (StoreException e) {
+            throw new LaunchException(
+                    "cannot reach the agent store at "
+                            + new Endpoint(host, port)
+                            + " within "
+                            + timeout.toSeconds()
+                            + " s (expected: node 0's launcher serving there, as"
+                            + " --master-addr/--master-port or --rdzv-endpoint say): "
+                            + e.getMessage(),
+                    e);
+        }
+    }
+
+    private static TcpStoreServer serve(String host, int port, String why) {
+        try {
+            return TcpStoreServer.builder().optHost(host).optPort(port).optIoThreads(2).build();
+        } catch (StoreException e) {
+            throw new LaunchException(
+                    "cannot serve the agent store on "
+                            + new Endpoint(host, port)
+                            + why
+                            + " (expected: a free --master-port; 0 picks one on a single node): "
+                            + e.getMessage(),
+                    e);
+        }
+    }
+
+    // With --rdzv-endpoint, the first launcher on that host to bind the port serves; a failed bind
+    // means another launcher (or a djl-dist store-server) serves already.
+    private static TcpStoreServer tryServe(Endpoint ep) {
+        try {
+            return TcpStoreServer.builder()
+                    .optHost(serverAddress(ep.host()))
+                    .optPort(ep.port())
+                    .optIoThreads(2)
+                    .build();
+        } catch (StoreException e) {
+            return null;
+        }
+    }
+
+    // A loopback endpoint is served on loopback only; any other on every interface, as torchrun's.
+    private static String serverAddress(String host) {
+        try {
+            return InetAddress.getByName(host).isLoopbackAddress() ? host : "0.0.0.0";
+        } catch (UnknownHostException e) {
+            return "0.0.0.0";
+        }
+    }
+
+    private static boolean isLocal(String host) {
+        try {
+            for (InetAddress a : InetAddress.getAllByName(host)) {
+                if (a.isLoopbackAddress()
+                        || a.isAnyLocalAddress()
+                        || NetworkInterface.getByInetAddress(a) != null) {
+                    return true;
+                }
+            }
+        } catch (UnknownHostException | SocketException e) {
+            return false;
+        }
+        return false;
+    }
+}

@@ -1,0 +1,185 @@
+package ai.djl.distributed.launch;
+
+import java.time.Duration;
+import java.util.Map;
+
+/**
+ * The raw values of the options, from the command line or else from their environment variables,
+ * read as numbers, durations and endpoints. Every message names where the value came from ({@code
+ * --nnodes} or {@code $PET_NNODES}), the value and what was expected.
+ */
+final class OptionValues {
+
+    private final Map<LaunchOption, String> given;
+    private final Map<String, String> env;
+
+    /**
+     * Creates the reader.
+     *
+     * @param given the values given on the command line
+     * @param env the environment, read for options the command line lacks
+     */
+    OptionValues(Map<LaunchOption, String> given, Map<String, String> env) {
+        this.given = given;
+        this.env = env;
+    }
+
+    /**
+     * Returns whether an option (or its variable) was given.
+     *
+     * @param option the option
+     * @return {@code true} if it has a value
+     */
+    boolean has(LaunchOption option) {
+        return given.containsKey(option)
+                || option.environmentVariable().map(env::get).filter(s -> !s.isEmpty()).isPresent();
+    }
+
+    /**
+     * Returns an option's text.
+     *
+     * @param option the option
+     * @param fallback the default
+     * @return the command line's value, else the variable's, else the default
+     */
+    String string(LaunchOption option, String fallback) {
+        String v = given.get(option);
+        if (v != null) {
+            return v;
+        }
+        return option.environmentVariable()
+                .map(env::get)
+                .filter(s -> !s.isEmpty())
+                .orElse(fallback);
+    }
+
+    /**
+     * Returns an integer option.
+     *
+     * @param option the option
+     * @param fallback the default
+     * @param min the least value accepted
+     * @param max the greatest value accepted
+     * @return the value
+     * @throws IllegalArgumentException if it is not an integer from min to max
+     */
+    int integer(LaunchOption option, int fallback, int min, int max) {
+        String v = string(option, null);
+        if (v == null) {
+            return fallback;
+        }
+        try {
+            int n = Integer.parseInt(v.trim());
+            if (n >= min && n <= max) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // reported below with the expected range
+        }
+        throw bad(
+                option,
+                v,
+                max == Integer.MAX_VALUE ? "an integer, at least " + min : range(min, max));
+    }
+
+    /**
+     * Returns {@code --nproc-per-node}: a positive integer, or {@code auto}/{@code cpu} for the
+     * number of cores.
+     *
+     * @return the number of workers on this node
+     */
+    int nprocPerNode() {
+        String v = string(LaunchOption.NPROC_PER_NODE, "1").trim();
+        if (v.equals("auto") || v.equals("cpu")) {
+            return Runtime.getRuntime().availableProcessors();
+        }
+        try {
+            int n = Integer.parseInt(v);
+            if (n >= 1) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw bad(LaunchOption.NPROC_PER_NODE, v, "a positive integer, auto or cpu");
+    }
+
+    /**
+     * Returns {@code --nnodes}: a positive integer, or torchrun's {@code N:N}; an elastic range is
+     * refused.
+     *
+     * @return the number of nodes
+     */
+    int nnodes() {
+        String v = string(LaunchOption.NNODES, "1").trim();
+        String[] parts = v.split(":", -1);
+        try {
+            int min = Integer.parseInt(parts[0]);
+            int max = parts.length == 2 ? Integer.parseInt(parts[1]) : min;
+            if (parts.length <= 2 && min >= 1 && min == max) {
+                return min;
+            }
+            if (parts.length == 2 && min >= 1 && max > min) {
+                throw bad(
+                        LaunchOption.NNODES,
+                        v,
+                        "a positive integer; elastic ranges MIN:MAX are not supported");
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw bad(LaunchOption.NNODES, v, "a positive integer");
+    }
+
+    /**
+     * Returns a duration option given in seconds.
+     *
+     * @param option the option
+     * @param fallbackSeconds the default, in seconds
+     * @return the duration
+     * @throws IllegalArgumentException if it is not a positive number
+     */
+    Duration seconds(LaunchOption option, double fallbackSeconds) {
+        String v = string(option, null);
+        double s = fallbackSeconds;
+        if (v != null) {
+            try {
+                s = Double.parseDouble(v.trim());
+            } catch (NumberFormatException e) {
+                s = Double.NaN;
+            }
+            // at most a year: a typo should not become an endless wait
+            if (!(s > 0 && s <= 365 * 24 * 3600.0)) {
+                throw bad(option, v, "a positive number of seconds");
+            }
+        }
+        return Duration.ofNanos(Math.max(1_000_000L, (long) (s * 1e9)));
+    }
+
+    /**
+     * Returns an endpoint option.
+     *
+     * @param option the option
+     * @return the endpoint, or {@code null} if not given
+     */
+    Endpoint endpoint(LaunchOption option) {
+        String v = string(option, null);
+        return v == null ? null : Endpoint.parse(source(option), v.trim());
+    }
+
+    private IllegalArgumentException bad(LaunchOption option, String value, String expected) {
+        return new IllegalArgumentException(
+                source(option) + ": '" + value + "' (expected: " + expected + ")");
+    }
+
+    private String source(LaunchOption option) {
+        if (given.containsKey(option)) {
+            return "--" + option.optionName();
+        }
+        return option.environmentVariable().map(n -> "$" + n).orElse("--" + option.optionName());
+    }
+
+    private static String range(int min, int max) {
+        return "an integer from " + min + " to " + max;
+    }
+}

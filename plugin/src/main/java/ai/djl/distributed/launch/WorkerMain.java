@@ -1,0 +1,96 @@
+package ai.djl.distributed.launch;
+
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.util.Arrays;
+import java.util.Optional;
+
+/**
+ * The entry point of every worker JVM that {@code djlrun} starts: {@code WorkerMain CLASS [args]}
+ * runs {@code CLASS.main(args)} on the main thread, so the program sees exactly what it would see
+ * if started directly (and runs unchanged under torchrun, which starts it directly).
+ *
+ * <p>Its one addition is a watchdog: if the launcher whose pid is in the system property {@value
+ * #AGENT_PID_PROPERTY} dies without stopping its workers (SIGKILL, a crash), the worker exits
+ * instead of running on as an orphan. The watchdog is a daemon thread polling every second.
+ */
+public final class WorkerMain {
+
+    /** The system property holding the launcher's pid. */
+    public static final String AGENT_PID_PROPERTY = "ai.djl.distributed.launch.agentPid";
+
+    /**
+     * The exit status of a worker whose launcher died: 128 + SIGTERM, as if it had been stopped.
+     */
+    static final int ORPHAN_EXIT_STATUS = 143;
+
+    private static final long POLL_MILLIS = 1000;
+
+    private WorkerMain() {}
+
+    /**
+     * Starts the watchdog, then runs the main class; its exceptions propagate unchanged.
+     *
+     * @param args the main class, then its arguments
+     * @throws Throwable whatever the main class throws
+     */
+    public static void main(String[] args) throws Throwable {
+        if (args.length == 0) {
+            System.err.println("usage: WorkerMain CLASS [args...] (started by bin/djlrun)");
+            System.exit(2);
+        }
+        watchAgent(System.getProperty(AGENT_PID_PROPERTY));
+        Method main = Class.forName(args[0]).getMethod("main", String[].class);
+        if (!Modifier.isStatic(main.getModifiers())) {
+            throw new IllegalArgumentException(args[0] + ".main(String[]) is not static");
+        }
+        try {
+            main.invoke(null, (Object) Arrays.copyOfRange(args, 1, args.length));
+        } catch (InvocationTargetException e) {
+            throw e.getCause();
+        }
+    }
+
+    private static void watchAgent(String pid) {
+        if (pid == null || pid.isEmpty()) {
+            return;
+        }
+        Optional<ProcessHandle> agent;
+        try {
+            agent = ProcessHandle.of(Long.parseLong(pid));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(
+                    AGENT_PID_PROPERTY + ": '" + pid + "' (expected: the launcher's pid)", e);
+        }
+        Thread watchdog = new Thread(() -> watch(agent.orElse(null), pid), "djlrun-watchdog");
+        watchdog.setDaemon(true);
+        watchdog.start();
+    }
+
+    private static void watch(ProcessHandle agent, String pid) {
+        try {
+            while (agent != null && agent.isAlive()) {
+                Thread.sleep(POLL_MILLIS);
+            }
+        } catch (InterruptedException e) {
+            return;
+        }
+        System.err.println("djlrun worker: the launcher (pid " + pid + ") is gone; exiting");
+        // exit runs the program's shutdown hooks; halt if they hang
+        Thread halt =
+                new Thread(
+                        () -> {
+                            try {
+                                Thread.sleep(30_000);
+                            } catch (InterruptedException e) {
+                                return;
+                            }
+                            Runtime.getRuntime().halt(ORPHAN_EXIT_STATUS);
+                        },
+                        "djlrun-watchdog-halt");
+        halt.setDaemon(true);
+        halt.start();
+        System.exit(ORPHAN_EXIT_STATUS);
+    }
+}

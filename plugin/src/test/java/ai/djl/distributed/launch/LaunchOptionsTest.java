@@ -1,0 +1,253 @@
+package ai.djl.distributed.launch;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+/** Parsing and validating djlrun's command line, and the launcher's answers to bad usage. */
+class LaunchOptionsTest {
+
+    private static LaunchOptions parse(String... args) {
+        return LaunchOptions.parse(List.of(args), Map.of());
+    }
+
+    private static String fails(String... args) {
+        return assertThrows(IllegalArgumentException.class, () -> parse(args)).getMessage();
+    }
+
+    @Test
+    void defaultsAreTorchrunsForOneNode() {
+        LaunchOptions o = parse("com.example.Train", "--epochs", "3");
+        assertEquals("com.example.Train", o.target());
+        assertEquals(List.of("--epochs", "3"), o.targetArgs());
+        assertEquals(1, o.nprocPerNode());
+        assertEquals(1, o.nnodes());
+        assertEquals(-1, o.nodeRank());
+        assertEquals("127.0.0.1", o.masterAddr());
+        assertEquals(0, o.masterPort()); // a free port, on one node
+        assertNull(o.rdzvEndpoint());
+        assertEquals("none", o.rdzvId());
+        assertEquals(Duration.ofSeconds(600), o.rdzvTimeout());
+        assertEquals(0, o.maxRestarts());
+        assertEquals(Duration.ofMillis(100), o.monitorInterval());
+        assertEquals(Duration.ofSeconds(30), o.termTimeout());
+        assertEquals("default", o.role());
+        assertEquals(List.of(), o.jvmOpts());
+        assertNull(o.classpath());
+        assertEquals("[rank${rank}]: ", o.logLinePrefixTemplate());
+    }
+
+    @Test
+    void everyOptionInEveryForm() {
+        LaunchOptions o =
+                parse(
+                        "--nproc_per_node=4",
+                        "--nnodes",
+                        "3:3",
+                        "--node-rank",
+                        "2",
+                        "--master-addr",
+                        "node0",
+                        "--master_port",
+                        "29501",
+                        "--rdzv-id=job7",
+                        "--rdzv-timeout",
+                        "2.5",
+                        "--max-restarts",
+                        "3",
+                        "--monitor-interval",
+                        "0.5",
+                        "--term-timeout",
+                        "5",
+                        "--role",
+                        "trainer",
+                        "--jvm-opts",
+                        " -Xmx1g  -Dx=y ",
+                        "--classpath",
+                        "a.jar:lib/*",
+                        "--log-line-prefix-template",
+                        "${role_name}${local_rank}| ",
+                        "--",
+                        "--not-an-option");
+        assertEquals(4, o.nprocPerNode());
+        assertEquals(3, o.nnodes());
+        assertEquals(2, o.nodeRank());
+        assertEquals("node0", o.masterAddr());
+        assertEquals(29501, o.masterPort());
+        assertEquals("job7", o.rdzvId());
+        assertEquals(Duration.ofMillis(2500), o.rdzvTimeout());
+        assertEquals(3, o.maxRestarts());
+        assertEquals(Duration.ofMillis(500), o.monitorInterval());
+        assertEquals(Duration.ofSeconds(5), o.termTimeout());
+        assertEquals("trainer", o.role());
+        assertEquals(List.of("-Xmx1g", "-Dx=y"), o.jvmOpts());
+        assertEquals("a.jar:lib/*", o.classpath());
+        assertEquals("${role_name}${local_rank}| ", o.logLinePrefixTemplate());
+        assertEquals("--not-an-option", o.target());
+    }
+
+    @Test
+    void optionsComeFromTorchrunsVariablesWhenTheCommandLineLacksThem() {
+        Map<String, String> env =
+                Map.of(
+                        "PET_NNODES", "2",
+                        "PET_NODE_RANK", "1",
+                        "PET_NPROC_PER_NODE", "2",
+                        "PET_MASTER_ADDR", "head",
+                        "DJL_DIST_JAVA_OPTS", "-Xmx2g",
+                        "TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE", "");
+        LaunchOptions o = LaunchOptions.parse(List.of("--nproc-per-node", "3", "x.Main"), env);
+        assertEquals(3, o.nprocPerNode()); // the command line wins
+        assertEquals(2, o.nnodes());
+        assertEquals(1, o.nodeRank());
+        assertEquals("head", o.masterAddr());
+        assertEquals(LaunchOptions.DEFAULT_MULTI_NODE_PORT, o.masterPort());
+        assertEquals(List.of("-Xmx2g"), o.jvmOpts());
+        assertEquals("[rank${rank}]: ", o.logLinePrefixTemplate()); // empty means unset
+        assertEquals(
+                "$PET_NNODES: 'two' (expected: a positive integer)",
+                assertThrows(
+                                IllegalArgumentException.class,
+                                () ->
+                                        LaunchOptions.parse(
+                                                List.of("x.Main"), Map.of("PET_NNODES", "two")))
+                        .getMessage());
+    }
+
+    @Test
+    void badValuesAreNamedWithWhatWasExpected() {
+        assertEquals(
+                "--nproc-per-node: 'zero' (expected: a positive integer, auto or cpu)",
+                fails("--nproc-per-node", "zero", "x.Main"));
+        assertEquals(
+                "--nproc-per-node: '0' (expected: a positive integer, auto or cpu)",
+                fails("--nproc-per-node=0", "x.Main"));
+        assertEquals(
+                "--nnodes: '1:4' (expected: a positive integer; elastic ranges MIN:MAX are not"
+                        + " supported)",
+                fails("--nnodes", "1:4", "x.Main"));
+        assertEquals(
+                "--nnodes: '-2' (expected: a positive integer)", fails("--nnodes=-2", "x.Main"));
+        assertEquals(
+                "--master-port: '70000' (expected: an integer from 0 to 65535)",
+                fails("--master-port", "70000", "x.Main"));
+        assertEquals(
+                "--max-restarts: '-1' (expected: an integer, at least 0)",
+                fails("--max-restarts", "-1", "x.Main"));
+        assertEquals(
+                "--rdzv-timeout: '0' (expected: a positive number of seconds)",
+                fails("--rdzv-timeout", "0", "x.Main"));
+        assertEquals(
+                "--rdzv-endpoint: 'node0' (expected: HOST:PORT, e.g. node0:29400)",
+                fails("--rdzv-endpoint", "node0", "x.Main"));
+        assertEquals(
+                "--rdzv-endpoint: 'node0:0' (expected: HOST:PORT with a port from 1 to 65535)",
+                fails("--rdzv-endpoint", "node0:0", "x.Main"));
+        assertEquals(
+                new Endpoint("::1", 29400),
+                parse("--rdzv-endpoint", "[::1]:29400", "x.Main").rdzvEndpoint());
+    }
+
+    @Test
+    void inconsistentOptionsAreRefused() {
+        assertTrue(fails("--nnodes", "2", "x.Main").startsWith("--node-rank: missing (expected:"));
+        assertEquals(
+                "--node-rank: 2 (expected: 0 to 1, below --nnodes 2)",
+                fails("--nnodes", "2", "--node-rank", "2", "x.Main"));
+        assertTrue(
+                fails("--nnodes", "2", "--node-rank", "1", "--master-port", "0", "x.Main")
+                        .startsWith("--master-port: 0 (expected: 1 to 65535 with --nnodes 2"));
+        assertTrue(fails("--standalone", "--nnodes", "2", "x.Main").startsWith("--standalone:"));
+        // with a rendezvous endpoint, node ranks are given in joining order
+        assertEquals(-1, parse("--nnodes", "2", "--rdzv-endpoint", "h:1", "x.Main").nodeRank());
+    }
+
+    @Test
+    void usageErrorsAreClear() {
+        assertTrue(
+                fails().startsWith(
+                                "missing TARGET (expected: a main class, or one of the examples"
+                                        + " ddp_basics, fsdp_basics, transformer_basics)"));
+        assertTrue(fails("--nnodes", "1").startsWith("missing TARGET"));
+        assertTrue(
+                fails("--bogus", "1", "x.Main")
+                        .startsWith("unknown option --bogus (expected one of --nproc-per-node,"));
+        assertTrue(fails("-x", "x.Main").startsWith("unknown option -x"));
+        assertEquals(
+                "--max-restarts: missing value (expected: --max-restarts VALUE)",
+                fails("--max-restarts"));
+        assertEquals(
+                "--standalone: takes no value (got 'yes')", fails("--standalone=yes", "x.Main"));
+    }
+
+    @Test
+    void targetsAreExamplesOrMainClasses() {
+        assertEquals("ai.djl.distributed.examples.DdpBasics", Targets.mainClass("ddp_basics"));
+        assertEquals("ai.djl.distributed.examples.FsdpBasics", Targets.mainClass("fsdp_basics"));
+        assertEquals(
+                "ai.djl.distributed.examples.TransformerBasics",
+                Targets.mainClass("transformer_basics"));
+        assertEquals("com.example.Train", Targets.mainClass("com.example.Train"));
+        String unknown =
+                assertThrows(IllegalArgumentException.class, () -> Targets.mainClass("ddp_basic"))
+                        .getMessage();
+        assertEquals(
+                "TARGET: unknown example 'ddp_basic' (expected one of ddp_basics, fsdp_basics,"
+                        + " transformer_basics, or a fully-qualified main class such as"
+                        + " com.example.Train)",
+                unknown);
+        assertThrows(IllegalArgumentException.class, () -> Targets.mainClass("com.9bad.Main"));
+    }
+
+    @Test
+    void theLauncherAnswersHelpAndBadUsageWithoutStartingAnything() {
+        assertEquals(0, run("--help").status);
+        assertTrue(run("-h").out.contains("--nproc-per-node N"));
+        Result bad = run("--nproc-per-node", "x", LaunchTestWorker.class.getName());
+        assertEquals(2, bad.status);
+        assertTrue(bad.err.startsWith("djlrun: --nproc-per-node: 'x' (expected:"), bad.err);
+        Result missing = run("com.example.NoSuchMain");
+        assertEquals(2, missing.status);
+        assertTrue(
+                missing.err.contains(
+                        "main class com.example.NoSuchMain not found on the workers' classpath"),
+                missing.err);
+        assertTrue(missing.err.contains("ddp_basics, fsdp_basics, transformer_basics"));
+        Result example = run("fsdp_basics");
+        assertEquals(2, example.status);
+        assertTrue(
+                example.err.contains(
+                        "example 'fsdp_basics' needs ai.djl.distributed.examples.FsdpBasics,"
+                                + " which is not on the workers' classpath"),
+                example.err);
+        Result noMain = run(LaunchOptionsTest.class.getName());
+        assertTrue(noMain.err.contains("has no public static void main(String[])"), noMain.err);
+        assertFalse(run("--help").out.isEmpty());
+    }
+
+    private record Result(int status, String out, String err) {}
+
+    private static Result run(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int status =
+                Launcher.run(
+                        List.of(args),
+                        Map.of(),
+                        new PrintStream(out, true, StandardCharsets.UTF_8),
+                        new PrintStream(err, true, StandardCharsets.UTF_8));
+        return new Result(
+                status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+}

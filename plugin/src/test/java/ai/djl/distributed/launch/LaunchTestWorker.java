@@ -1,0 +1,124 @@
+package ai.djl.distributed.launch;
+
+import ai.djl.distributed.rendezvous.Rendezvous;
+import ai.djl.distributed.store.Store;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The worker of the launcher's tests: runs its arguments as steps, in order.
+ *
+ * <ul>
+ *   <li>{@code env}: prints a line {@code ENV K=V K=V...} of torchrun's variables, a line {@code
+ *       PROP K=V K=V} of DJL's thread properties and {@code PID n};
+ *   <li>{@code store}: rendezvous through {@code env://}, publish a value and read every rank's;
+ *       prints {@code STORE rank=R world=W saw=[...]};
+ *   <li>{@code fail:RANK:CODE}: rank RANK exits with CODE; {@code fail-first:RANK:CODE} only while
+ *       TORCHELASTIC_RESTART_COUNT is 0;
+ *   <li>{@code sleep:SECONDS}: sleeps; {@code stderr:TEXT}: prints TEXT on stderr; {@code
+ *       partial:TEXT}: prints TEXT with no newline.
+ * </ul>
+ */
+public final class LaunchTestWorker {
+
+    /** The variables a worker gets from torchrun (TORCHELASTIC_ERROR_FILE aside). */
+    static final List<String> TORCHRUN_VARIABLES =
+            List.of(
+                    "LOCAL_RANK",
+                    "RANK",
+                    "GROUP_RANK",
+                    "ROLE_RANK",
+                    "ROLE_NAME",
+                    "LOCAL_WORLD_SIZE",
+                    "WORLD_SIZE",
+                    "GROUP_WORLD_SIZE",
+                    "ROLE_WORLD_SIZE",
+                    "MASTER_ADDR",
+                    "MASTER_PORT",
+                    "TORCHELASTIC_RESTART_COUNT",
+                    "TORCHELASTIC_MAX_RESTARTS",
+                    "TORCHELASTIC_RUN_ID",
+                    "TORCHELASTIC_USE_AGENT_STORE",
+                    "TORCH_NCCL_ASYNC_ERROR_HANDLING",
+                    "OMP_NUM_THREADS");
+
+    private LaunchTestWorker() {}
+
+    /**
+     * Runs the steps.
+     *
+     * @param args the steps
+     * @throws Exception if a step fails
+     */
+    public static void main(String[] args) throws Exception {
+        for (String step : args) {
+            String[] p = step.split(":", 3);
+            switch (p[0]) {
+                case "env":
+                    printEnv();
+                    break;
+                case "store":
+                    exchange();
+                    break;
+                case "fail":
+                case "fail-first":
+                    boolean first = "0".equals(System.getenv("TORCHELASTIC_RESTART_COUNT"));
+                    if (p[1].equals(System.getenv("RANK")) && (p[0].equals("fail") || first)) {
+                        System.out.println("FAILING with " + p[2]);
+                        System.exit(Integer.parseInt(p[2]));
+                    }
+                    break;
+                case "sleep":
+                    System.out.println("SLEEPING");
+                    Thread.sleep((long) (Double.parseDouble(p[1]) * 1000));
+                    break;
+                case "stderr":
+                    System.err.println(p[1]);
+                    break;
+                case "partial":
+                    System.out.print(p[1]);
+                    System.out.flush();
+                    break;
+                default:
+                    throw new IllegalArgumentException("unknown step: " + step);
+            }
+        }
+    }
+
+    private static void printEnv() {
+        Map<String, String> env = new TreeMap<>();
+        for (String name : TORCHRUN_VARIABLES) {
+            String v = System.getenv(name);
+            if (v != null) {
+                env.put(name, v);
+            }
+        }
+        StringBuilder out = new StringBuilder("ENV");
+        env.forEach((k, v) -> out.append(' ').append(k).append('=').append(v));
+        out.append("\nPROP");
+        for (String p :
+                List.of("ai.djl.pytorch.num_threads", "ai.djl.pytorch.num_interop_threads")) {
+            out.append(' ').append(p).append('=').append(System.getProperty(p));
+        }
+        out.append("\nPID ").append(ProcessHandle.current().pid());
+        System.out.println(out);
+    }
+
+    private static void exchange() {
+        try (Rendezvous.Result job = Rendezvous.create("env://", -1, -1, Duration.ofSeconds(60))) {
+            Store store = job.store();
+            String attempt = System.getenv("TORCHELASTIC_RESTART_COUNT");
+            store.set("hello/" + attempt + "/" + job.rank(), "from " + job.rank());
+            List<String> saw = new ArrayList<>();
+            for (int r = 0; r < job.worldSize(); ++r) {
+                saw.add(store.getString("hello/" + attempt + "/" + r));
+            }
+            System.out.println(
+                    "STORE rank=" + job.rank() + " world=" + job.worldSize() + " saw=" + saw);
+        }
+    }
+}

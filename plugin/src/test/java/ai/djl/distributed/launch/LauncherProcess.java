@@ -1,0 +1,198 @@
+package ai.djl.distributed.launch;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * {@code djlrun} in a child JVM ({@link Launcher} on the test classpath, as {@code bin/djlrun} runs
+ * it), its stdout and stderr in separate files. The launcher's environment is the test's without
+ * the variables the launcher reads, plus those given. {@link #close()} kills the launcher, its
+ * descendants and every worker pid it printed, so no test leaves a process behind.
+ */
+final class LauncherProcess implements AutoCloseable {
+
+    /** JVM options that start small JVMs quickly, for the launcher and its workers. */
+    static final String SMALL_JVM = "-Xmx128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1";
+
+    private static final Pattern PID = Pattern.compile("PID (\\d+)");
+    private static final List<String> SCRUBBED =
+            List.of(
+                    "OMP_NUM_THREADS",
+                    "TORCH_NCCL_ASYNC_ERROR_HANDLING",
+                    "TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE",
+                    "DJL_DIST_JAVA_OPTS",
+                    "DJL_DIST_CLASSPATH");
+
+    private final Process process;
+    private final Path out;
+    private final Path err;
+    private final Set<Long> workerPids = new HashSet<>();
+
+    private LauncherProcess(Process process, Path out, Path err) {
+        this.process = process;
+        this.out = out;
+        this.err = err;
+    }
+
+    /**
+     * Starts the launcher.
+     *
+     * @param env variables to add to its environment
+     * @param args its command line
+     * @return the running launcher
+     * @throws IOException if it cannot be started
+     */
+    static LauncherProcess start(Map<String, String> env, String... args) throws IOException {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<String> command = new ArrayList<>(List.of(java));
+        command.addAll(List.of(SMALL_JVM.split(" ")));
+        command.add("-cp");
+        command.add(System.getProperty("java.class.path"));
+        command.add(Launcher.class.getName());
+        command.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(command);
+        pb.environment().keySet().removeIf(k -> k.startsWith("PET_") || SCRUBBED.contains(k));
+        pb.environment().putAll(env);
+        Path out = Files.createTempFile("djlrun-out-", ".log");
+        Path err = Files.createTempFile("djlrun-err-", ".log");
+        pb.redirectOutput(out.toFile()).redirectError(err.toFile());
+        return new LauncherProcess(pb.start(), out, err);
+    }
+
+    /**
+     * Waits for the launcher to exit.
+     *
+     * @param timeout the longest wait
+     * @return its exit status
+     * @throws AssertionError with its output if it runs longer (it is then killed)
+     * @throws InterruptedException if interrupted
+     */
+    int waitFor(Duration timeout) throws InterruptedException {
+        if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+            String report = describe();
+            close();
+            throw new AssertionError("djlrun still running after " + timeout + "\n" + report);
+        }
+        return process.exitValue();
+    }
+
+    /**
+     * Waits until stdout has a number of lines containing a text.
+     *
+     * @param text the text
+     * @param count how many lines
+     * @param timeout the longest wait
+     * @throws AssertionError with the output if they do not come
+     * @throws InterruptedException if interrupted
+     */
+    void awaitLines(String text, int count, Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (stdout().lines().filter(l -> l.contains(text)).count() < count) {
+            if (System.nanoTime() - deadline >= 0 || !process.isAlive()) {
+                throw new AssertionError(
+                        "no "
+                                + count
+                                + " lines '"
+                                + text
+                                + "' within "
+                                + timeout
+                                + "\n"
+                                + describe());
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    /**
+     * Returns the worker pids printed so far ({@code PID n} lines).
+     *
+     * @return the pids
+     */
+    Set<Long> workerPids() {
+        Matcher m = PID.matcher(stdout());
+        while (m.find()) {
+            workerPids.add(Long.parseLong(m.group(1)));
+        }
+        return new HashSet<>(workerPids);
+    }
+
+    /**
+     * Returns the launcher's process.
+     *
+     * @return the process
+     */
+    Process process() {
+        return process;
+    }
+
+    /**
+     * Returns what the launcher wrote to stdout.
+     *
+     * @return its stdout
+     */
+    String stdout() {
+        return read(out);
+    }
+
+    /**
+     * Returns what the launcher wrote to stderr.
+     *
+     * @return its stderr
+     */
+    String stderr() {
+        return read(err);
+    }
+
+    /**
+     * Describes the launcher's state and output, for assertion messages.
+     *
+     * @return its exit status (if any), stdout and stderr
+     */
+    String describe() {
+        String status = process.isAlive() ? "running" : "exit " + process.exitValue();
+        return "djlrun (" + status + ")\n--- stdout\n" + stdout() + "--- stderr\n" + stderr();
+    }
+
+    /** Kills the launcher, its descendants and its workers if still alive; deletes the logs. */
+    @Override
+    public void close() {
+        workerPids();
+        List<ProcessHandle> all = new ArrayList<>();
+        process.descendants().forEach(all::add);
+        all.add(process.toHandle());
+        workerPids.forEach(pid -> ProcessHandle.of(pid).ifPresent(all::add));
+        all.forEach(ProcessHandle::destroyForcibly);
+        for (ProcessHandle h : all) {
+            try {
+                h.onExit().get(10, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                // best effort: it was sent SIGKILL
+            }
+        }
+        try {
+            Files.deleteIfExists(out);
+            Files.deleteIfExists(err);
+        } catch (IOException e) {
+            // temporary files; nothing depends on them
+        }
+    }
+
+    private static String read(Path file) {
+        try {
+            return Files.readString(file, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            return "(unreadable: " + e + ")";
+        }
+    }
+}

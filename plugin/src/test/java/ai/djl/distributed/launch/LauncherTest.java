@@ -1,0 +1,282 @@
+package ai.djl.distributed.launch;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * {@code djlrun} as users run it: a launcher JVM starting worker JVMs ({@link LaunchTestWorker}),
+ * checked from their output. Every expected value is computed here from the options given.
+ */
+@Timeout(90)
+class LauncherTest {
+
+    private static final Duration WAIT = Duration.ofSeconds(60);
+    private static final String WORKER = LaunchTestWorker.class.getName();
+    private static final Pattern LINE = Pattern.compile("^\\[rank(\\d+)]: (.*)$");
+
+    private static LauncherProcess launch(String... args) throws IOException {
+        List<String> all = new ArrayList<>(List.of("--jvm-opts", LauncherProcess.SMALL_JVM));
+        all.addAll(List.of(args));
+        return LauncherProcess.start(Map.of(), all.toArray(new String[0]));
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    /** Each rank's ENV lines, in order (one per attempt), parsed to maps. */
+    static Map<Integer, List<Map<String, String>>> envLines(String stdout) {
+        Map<Integer, List<Map<String, String>>> out = new HashMap<>();
+        for (String line : stdout.split("\n")) {
+            Matcher m = LINE.matcher(line);
+            if (m.matches() && m.group(2).startsWith("ENV ")) {
+                Map<String, String> env = new HashMap<>();
+                for (String kv : m.group(2).substring(4).split(" ")) {
+                    int eq = kv.indexOf('=');
+                    env.put(kv.substring(0, eq), kv.substring(eq + 1));
+                }
+                int rank = Integer.parseInt(m.group(1));
+                out.computeIfAbsent(rank, r -> new ArrayList<>()).add(env);
+            }
+        }
+        return out;
+    }
+
+    /** The variables torchrun gives worker {@code rank}, computed from the job's shape. */
+    static Map<String, String> expectedEnv(
+            int rank, int localRank, int node, int nodes, int local, int world, String port) {
+        Map<String, String> env = new HashMap<>();
+        env.put("RANK", "" + rank);
+        env.put("LOCAL_RANK", "" + localRank);
+        env.put("GROUP_RANK", "" + node);
+        env.put("ROLE_RANK", "" + rank);
+        env.put("ROLE_NAME", "default");
+        env.put("LOCAL_WORLD_SIZE", "" + local);
+        env.put("WORLD_SIZE", "" + world);
+        env.put("GROUP_WORLD_SIZE", "" + nodes);
+        env.put("ROLE_WORLD_SIZE", "" + world);
+        env.put("MASTER_ADDR", "127.0.0.1");
+        env.put("MASTER_PORT", port);
+        env.put("TORCHELASTIC_RESTART_COUNT", "0");
+        env.put("TORCHELASTIC_MAX_RESTARTS", "0");
+        env.put("TORCHELASTIC_RUN_ID", "none");
+        env.put("TORCHELASTIC_USE_AGENT_STORE", "True");
+        env.put("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1");
+        env.put("OMP_NUM_THREADS", "1");
+        return env;
+    }
+
+    private static void assertAllGone(Set<Long> pids, Duration within) throws Exception {
+        long deadline = System.nanoTime() + within.toNanos();
+        for (long pid : pids) {
+            while (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
+                assertTrue(System.nanoTime() < deadline, "worker " + pid + " outlived djlrun");
+                Thread.sleep(50);
+            }
+        }
+    }
+
+    @Test
+    void workersGetTorchrunsEnvironmentPrefixedOutputAndMeetThroughTheStore() throws Exception {
+        try (LauncherProcess djlrun =
+                launch("--nproc-per-node", "3", WORKER, "env", "store", "stderr:bye")) {
+            assertEquals(0, djlrun.waitFor(WAIT), djlrun::describe);
+            String out = djlrun.stdout();
+            Map<Integer, List<Map<String, String>>> env = envLines(out);
+            assertEquals(Set.of(0, 1, 2), env.keySet(), djlrun::describe);
+            String port = env.get(0).get(0).get("MASTER_PORT");
+            int p = Integer.parseInt(port);
+            assertTrue(p > 0 && p < 65536, port);
+            for (int rank = 0; rank < 3; ++rank) {
+                assertEquals(List.of(expectedEnv(rank, rank, 0, 1, 3, 3, port)), env.get(rank));
+                assertTrue(
+                        out.contains(
+                                "[rank"
+                                        + rank
+                                        + "]: STORE rank="
+                                        + rank
+                                        + " world=3"
+                                        + " saw=[from 0, from 1, from 2]\n"),
+                        djlrun::describe);
+                assertTrue(
+                        out.contains(
+                                "[rank"
+                                        + rank
+                                        + "]: PROP ai.djl.pytorch.num_threads=1"
+                                        + " ai.djl.pytorch.num_interop_threads=1\n"),
+                        djlrun::describe);
+                assertTrue(djlrun.stderr().contains("[rank" + rank + "]: bye\n"));
+            }
+            for (String line : out.split("\n")) {
+                assertTrue(LINE.matcher(line).matches(), "not prefixed: '" + line + "'");
+            }
+            assertFalse(out.contains("bye"), "stderr lines belong on stderr");
+            assertTrue(djlrun.stderr().contains("OMP_NUM_THREADS=1"), djlrun::stderr);
+            assertAllGone(djlrun.workerPids(), Duration.ofSeconds(5));
+        }
+    }
+
+    @Test
+    void aFailedWorkerStopsTheOthersAndIsNamed() throws Exception {
+        try (LauncherProcess djlrun =
+                launch("--nproc-per-node", "3", WORKER, "env", "store", "fail:1:3", "sleep:60")) {
+            assertEquals(1, djlrun.waitFor(WAIT), djlrun::describe);
+            String err = djlrun.stderr();
+            assertTrue(
+                    err.contains("worker failed: rank 1 (local rank 1 on node 0, pid "),
+                    djlrun::describe);
+            assertTrue(err.contains(") exited with code 3 at 20"), err);
+            assertTrue(err.contains("no restarts left (--max-restarts 0)"), err);
+            Set<Long> pids = djlrun.workerPids();
+            assertEquals(3, pids.size(), djlrun::describe);
+            assertAllGone(pids, Duration.ofSeconds(5));
+        }
+    }
+
+    @Test
+    void aFailedWorkerRestartsTheGroupWithTheNextRestartCount() throws Exception {
+        try (LauncherProcess djlrun =
+                launch(
+                        "--nproc_per_node=2",
+                        "--max-restarts",
+                        "2",
+                        WORKER,
+                        "env",
+                        "store",
+                        "fail-first:1:7")) {
+            assertEquals(0, djlrun.waitFor(WAIT), djlrun::describe);
+            Map<Integer, List<Map<String, String>>> env = envLines(djlrun.stdout());
+            for (int rank = 0; rank < 2; ++rank) {
+                List<Map<String, String>> attempts = env.get(rank);
+                assertEquals(2, attempts.size(), djlrun::describe);
+                for (int attempt = 0; attempt < 2; ++attempt) {
+                    Map<String, String> e = attempts.get(attempt);
+                    assertEquals("" + attempt, e.get("TORCHELASTIC_RESTART_COUNT"));
+                    assertEquals("2", e.get("TORCHELASTIC_MAX_RESTARTS"));
+                }
+            }
+            assertTrue(djlrun.stdout().contains("[rank0]: STORE rank=0 world=2"));
+            assertTrue(djlrun.stdout().contains("[rank1]: STORE rank=1 world=2"));
+            assertTrue(djlrun.stderr().contains("exited with code 7 at "), djlrun::describe);
+            assertTrue(djlrun.stderr().contains("restarting all workers: restart 1 of 2"));
+        }
+    }
+
+    @Test
+    void sigtermStopsTheWorkersAndExitsWith143() throws Exception {
+        try (LauncherProcess djlrun =
+                launch(
+                        "--nproc-per-node",
+                        "2",
+                        "--term-timeout",
+                        "10",
+                        WORKER,
+                        "env",
+                        "sleep:60")) {
+            djlrun.awaitLines("SLEEPING", 2, WAIT);
+            Set<Long> pids = djlrun.workerPids();
+            assertEquals(2, pids.size());
+            djlrun.process().destroy(); // SIGTERM
+            assertEquals(143, djlrun.waitFor(Duration.ofSeconds(30)), djlrun::describe);
+            assertAllGone(pids, Duration.ofSeconds(2));
+            assertTrue(djlrun.stderr().contains("stopping the workers"), djlrun::describe);
+        }
+    }
+
+    @Test
+    void workersOfAKilledLauncherExitOnTheirOwn() throws Exception {
+        try (LauncherProcess djlrun = launch(WORKER, "env", "sleep:60")) {
+            djlrun.awaitLines("SLEEPING", 1, WAIT);
+            Set<Long> pids = djlrun.workerPids();
+            djlrun.process().destroyForcibly(); // SIGKILL: no hook runs
+            assertAllGone(pids, Duration.ofSeconds(10));
+        }
+    }
+
+    @Test
+    void twoNodesMeetAtARendezvousEndpoint() throws Exception {
+        String endpoint = "127.0.0.1:" + freePort();
+        String[] args = {
+            "--nnodes",
+            "2",
+            "--nproc-per-node",
+            "2",
+            "--rdzv-endpoint",
+            endpoint,
+            "--rdzv-timeout",
+            "60",
+            WORKER,
+            "env",
+            "store"
+        };
+        try (LauncherProcess a = launch(args);
+                LauncherProcess b = launch(args)) {
+            assertEquals(0, a.waitFor(WAIT), a::describe);
+            assertEquals(0, b.waitFor(WAIT), b::describe);
+            Map<Integer, List<Map<String, String>>> env = envLines(a.stdout());
+            env.putAll(envLines(b.stdout()));
+            assertEquals(Set.of(0, 1, 2, 3), env.keySet(), () -> a.describe() + b.describe());
+            String port = endpoint.substring(endpoint.indexOf(':') + 1);
+            for (int rank = 0; rank < 4; ++rank) {
+                assertEquals(
+                        List.of(expectedEnv(rank, rank % 2, rank / 2, 2, 2, 4, port)),
+                        env.get(rank));
+            }
+            String both = a.stdout() + b.stdout();
+            for (int rank = 0; rank < 4; ++rank) {
+                assertTrue(
+                        both.contains(
+                                "[rank"
+                                        + rank
+                                        + "]: STORE rank="
+                                        + rank
+                                        + " world=4"
+                                        + " saw=[from 0, from 1, from 2, from 3]"),
+                        both);
+            }
+        }
+    }
+
+    @Test
+    void staticNodesRestartTogetherThenFailNamingTheRank() throws Exception {
+        int port = freePort();
+        String[] common = {"--nnodes", "2", "--master-port", "" + port, "--max-restarts", "1"};
+        try (LauncherProcess node0 = launchNode(common, "0");
+                LauncherProcess node1 = launchNode(common, "1")) {
+            assertEquals(1, node0.waitFor(WAIT), node0::describe);
+            assertEquals(1, node1.waitFor(WAIT), node1::describe);
+            for (LauncherProcess node : List.of(node0, node1)) {
+                String err = node.stderr();
+                assertTrue(err.contains("rank 1 (local rank 0 on node 1, pid "), node::describe);
+                assertTrue(err.contains("restarting all workers: restart 1 of 1"), err);
+                assertTrue(err.contains("worker failed: rank 1 (local rank 0 on node 1"), err);
+            }
+            assertEquals(2, envLines(node0.stdout()).get(0).size(), node0::describe);
+            assertEquals(
+                    "1", envLines(node0.stdout()).get(0).get(1).get("TORCHELASTIC_RESTART_COUNT"));
+        }
+    }
+
+    private static LauncherProcess launchNode(String[] common, String rank) throws IOException {
+        List<String> args = new ArrayList<>(List.of(common));
+        args.addAll(List.of("--node-rank", rank, WORKER, "env", "store", "fail:1:5", "sleep:60"));
+        return launch(args.toArray(new String[0]));
+    }
+}
