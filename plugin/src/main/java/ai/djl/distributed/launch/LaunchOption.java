@@ -9,7 +9,10 @@ import java.util.Optional;
  * wins over the variable, which wins over the default.
  */
 enum LaunchOption {
-    NPROC_PER_NODE("nproc-per-node", "N", "workers on this node: a number, or auto (one a core)"),
+    NPROC_PER_NODE(
+            "nproc-per-node",
+            "N",
+            "workers on this node: a number, or auto (one per core); default 1"),
     NNODES("nnodes", "N", "number of nodes, one launcher each; default 1"),
     NODE_RANK(
             "node-rank",
@@ -54,6 +57,9 @@ enum LaunchOption {
                     + " default '[rank${rank}]: ', '' for none"),
     STANDALONE("standalone", null, "one node on a free port: the default with --nnodes 1"),
     HELP("help", null, "prints this help");
+
+    private static final int HELP_COLUMN = 30;
+    private static final int WIDTH = 100;
 
     private final String name;
     private final String metavar;
@@ -127,7 +133,28 @@ enum LaunchOption {
      */
     String usageLine() {
         String left = "  --" + name + (metavar == null ? "" : " " + metavar);
-        String env = environmentVariable().map(v -> " [$" + v + "]").orElse("");
-        return String.format(Locale.ROOT, "%-34s %s%s", left, help, env);
+        String text = help + environmentVariable().map(v -> " [$" + v + "]").orElse("");
+        StringBuilder out = new StringBuilder(left);
+        int column = left.length();
+        if (column >= HELP_COLUMN) {
+            out.append('\n');
+            column = 0;
+        }
+        for (String word : text.split(" ")) {
+            if (column > HELP_COLUMN && column + 1 + word.length() > WIDTH) {
+                out.append('\n');
+                column = 0;
+            }
+            if (column < HELP_COLUMN) {
+                out.append(" ".repeat(HELP_COLUMN - column));
+                column = HELP_COLUMN;
+            } else {
+                out.append(' ');
+                ++column;
+            }
+            out.append(word);
+            column += word.length();
+        }
+        return out.toString();
     }
 }

@@ -14,7 +14,8 @@ import java.util.TreeMap;
  *
  * <ul>
  *   <li>{@code env}: prints a line {@code ENV K=V K=V...} of torchrun's variables, a line {@code
- *       PROP K=V K=V} of DJL's thread properties and {@code PID n};
+ *       PROP K=V K=V} of DJL's thread properties and {@code PID n}; {@code envkeys}: a line {@code
+ *       ENVKEYS K K...} of every variable's name;
  *   <li>{@code store}: rendezvous through {@code env://}, publish a value and read every rank's;
  *       prints {@code STORE rank=R world=W saw=[...]};
  *   <li>{@code fail:RANK:CODE}: rank RANK exits with CODE; {@code fail-first:RANK:CODE} only while
@@ -26,7 +27,7 @@ import java.util.TreeMap;
 public final class LaunchTestWorker {
 
     /** The variables a worker gets from torchrun (TORCHELASTIC_ERROR_FILE aside). */
-    static final List<String> TORCHRUN_VARIABLES =
+    public static final List<String> TORCHRUN_VARIABLES =
             List.of(
                     "LOCAL_RANK",
                     "RANK",
@@ -60,6 +61,10 @@ public final class LaunchTestWorker {
             switch (p[0]) {
                 case "env":
                     printEnv();
+                    break;
+                case "envkeys":
+                    System.out.println(
+                            "ENVKEYS " + String.join(" ", new TreeMap<>(System.getenv()).keySet()));
                     break;
                 case "store":
                     exchange();

@@ -10,7 +10,9 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -20,10 +22,10 @@ import java.util.regex.Pattern;
  * the variables the launcher reads, plus those given. {@link #close()} kills the launcher, its
  * descendants and every worker pid it printed, so no test leaves a process behind.
  */
-final class LauncherProcess implements AutoCloseable {
+public final class LauncherProcess implements AutoCloseable {
 
     /** JVM options that start small JVMs quickly, for the launcher and its workers. */
-    static final String SMALL_JVM = "-Xmx128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1";
+    public static final String SMALL_JVM = "-Xmx128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1";
 
     private static final Pattern PID = Pattern.compile("PID (\\d+)");
     private static final List<String> SCRUBBED =
@@ -53,7 +55,8 @@ final class LauncherProcess implements AutoCloseable {
      * @return the running launcher
      * @throws IOException if it cannot be started
      */
-    static LauncherProcess start(Map<String, String> env, String... args) throws IOException {
+    public static LauncherProcess start(Map<String, String> env, String... args)
+            throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> command = new ArrayList<>(List.of(java));
         command.addAll(List.of(SMALL_JVM.split(" ")));
@@ -78,7 +81,7 @@ final class LauncherProcess implements AutoCloseable {
      * @throws AssertionError with its output if it runs longer (it is then killed)
      * @throws InterruptedException if interrupted
      */
-    int waitFor(Duration timeout) throws InterruptedException {
+    public int waitFor(Duration timeout) throws InterruptedException {
         if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
             String report = describe();
             close();
@@ -96,7 +99,7 @@ final class LauncherProcess implements AutoCloseable {
      * @throws AssertionError with the output if they do not come
      * @throws InterruptedException if interrupted
      */
-    void awaitLines(String text, int count, Duration timeout) throws InterruptedException {
+    public void awaitLines(String text, int count, Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (stdout().lines().filter(l -> l.contains(text)).count() < count) {
             if (System.nanoTime() - deadline >= 0 || !process.isAlive()) {
@@ -119,7 +122,7 @@ final class LauncherProcess implements AutoCloseable {
      *
      * @return the pids
      */
-    Set<Long> workerPids() {
+    public Set<Long> workerPids() {
         Matcher m = PID.matcher(stdout());
         while (m.find()) {
             workerPids.add(Long.parseLong(m.group(1)));
@@ -132,7 +135,7 @@ final class LauncherProcess implements AutoCloseable {
      *
      * @return the process
      */
-    Process process() {
+    public Process process() {
         return process;
     }
 
@@ -141,7 +144,7 @@ final class LauncherProcess implements AutoCloseable {
      *
      * @return its stdout
      */
-    String stdout() {
+    public String stdout() {
         return read(out);
     }
 
@@ -150,7 +153,7 @@ final class LauncherProcess implements AutoCloseable {
      *
      * @return its stderr
      */
-    String stderr() {
+    public String stderr() {
         return read(err);
     }
 
@@ -159,7 +162,7 @@ final class LauncherProcess implements AutoCloseable {
      *
      * @return its exit status (if any), stdout and stderr
      */
-    String describe() {
+    public String describe() {
         String status = process.isAlive() ? "running" : "exit " + process.exitValue();
         return "djlrun (" + status + ")\n--- stdout\n" + stdout() + "--- stderr\n" + stderr();
     }
@@ -176,8 +179,11 @@ final class LauncherProcess implements AutoCloseable {
         for (ProcessHandle h : all) {
             try {
                 h.onExit().get(10, TimeUnit.SECONDS);
-            } catch (Exception e) {
-                // best effort: it was sent SIGKILL
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            } catch (ExecutionException | TimeoutException e) {
+                // it was sent SIGKILL: nothing more can be done from here
             }
         }
         try {
