@@ -41,6 +41,11 @@ enum LaunchOption {
             "max-restarts",
             "N",
             "restarts of all workers (of every node) after a worker fails; default 0"),
+    HEARTBEAT_TIMEOUT(
+            "heartbeat-timeout",
+            "SECONDS",
+            "another node counts as dead when its launcher's heartbeat (one a second) stops for"
+                    + " this long; default 30"),
     MONITOR_INTERVAL(
             "monitor-interval", "SECONDS", "how often the other nodes are polled; default 0.1"),
     TERM_TIMEOUT(

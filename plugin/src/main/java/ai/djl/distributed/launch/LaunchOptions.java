@@ -24,6 +24,7 @@ import java.util.stream.Collectors;
  * @param rdzvId the job's id, TORCHELASTIC_RUN_ID
  * @param rdzvTimeout the longest wait for the other nodes
  * @param maxRestarts how many times the workers may be restarted
+ * @param heartbeatTimeout how long another node's launcher may be silent before it counts as dead
  * @param monitorInterval how often the other nodes are polled
  * @param termTimeout the grace between SIGTERM and SIGKILL
  * @param role the workers' ROLE_NAME
@@ -43,6 +44,7 @@ record LaunchOptions(
         String rdzvId,
         Duration rdzvTimeout,
         int maxRestarts,
+        Duration heartbeatTimeout,
         Duration monitorInterval,
         Duration termTimeout,
         String role,
@@ -169,6 +171,7 @@ record LaunchOptions(
                 v.string(LaunchOption.RDZV_ID, "none"),
                 v.seconds(LaunchOption.RDZV_TIMEOUT, DEFAULT_RDZV_TIMEOUT_SECONDS),
                 v.integer(LaunchOption.MAX_RESTARTS, 0, 0, Integer.MAX_VALUE),
+                v.seconds(LaunchOption.HEARTBEAT_TIMEOUT, 30),
                 v.seconds(LaunchOption.MONITOR_INTERVAL, 0.1),
                 v.seconds(LaunchOption.TERM_TIMEOUT, 30),
                 v.string(LaunchOption.ROLE, "default"),

@@ -10,7 +10,10 @@ import java.io.PrintStream;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.HashSet;
 import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.Set;
 import java.util.function.Function;
 
 /**
@@ -32,6 +35,8 @@ final class NodeAgent implements AutoCloseable {
     private boolean shuttingDown; // guarded by lock
     private boolean finished; // guarded by lock
     private volatile NodeRendezvous rdzv;
+    private Heartbeats heartbeats;
+    private final Set<Integer> deadNodes = new HashSet<>();
     private volatile int round;
     private volatile int groupRank = -1;
 
@@ -66,6 +71,9 @@ final class NodeAgent implements AutoCloseable {
         rdzv = NodeRendezvous.open(options);
         NodeAssignment node = rdzv.assign();
         groupRank = node.groupRank();
+        heartbeats =
+                new Heartbeats(
+                        rdzv.store(), groupRank, options.nnodes(), options.heartbeatTimeout());
         WorkerSetup setup = setups.apply(node);
         RestartRounds rounds = new RestartRounds(rdzv, options.nnodes());
         while (true) {
@@ -84,12 +92,12 @@ final class NodeAgent implements AutoCloseable {
                 return 1; // stopped by a signal: the shutdown hook sets the exit status
             }
             if (end.kind() == Kind.SUCCESS) {
-                rdzv.leave();
+                rdzv.leave(groupRank, deadNodes);
                 return 0;
             }
             if (end.kind() == Kind.FAILURE) {
                 log("worker failed: " + end.message() + "; no restarts left " + restarts());
-                rdzv.leave();
+                rdzv.leave(groupRank, deadNodes);
                 return 1;
             }
             log(
@@ -105,7 +113,7 @@ final class NodeAgent implements AutoCloseable {
     /**
      * Stops the workers for good: called by the shutdown hook on SIGTERM or SIGINT (or any exit).
      * Does nothing once {@link #run()} has returned. Blocks up to {@code --term-timeout} plus a few
-     * seconds; with several nodes, tells the others (5 s at most) so that they stop too.
+     * seconds; with several nodes, tells the others so that they stop too (about 15 s at most).
      */
     void shutdown() {
         LocalWorkers workers;
@@ -121,18 +129,22 @@ final class NodeAgent implements AutoCloseable {
             workers.stop(options.termTimeout());
         }
         NodeRendezvous r = rdzv;
-        if (r != null && options.nnodes() > 1) {
-            String why = "the launcher of node " + groupRank + " was stopped";
-            try (TcpStore c =
-                    NodeRendezvous.connect(
-                            r.clientHost(), r.endpoint().port(), HOOK_STORE_TIMEOUT)) {
-                RestartRounds.post(
-                        new PrefixStore(NodeRendezvous.keyPrefix(options), c),
-                        round,
-                        new Event(Kind.FAILURE, why + " at " + now()));
-            } catch (RuntimeException e) {
-                log("could not tell the other nodes: " + e.getMessage());
-            }
+        if (r != null && groupRank >= 0 && options.nnodes() > 1) {
+            tellOtherNodes(r);
+        }
+    }
+
+    // Posts this node's end on a connection of its own (the main thread may hold the other), then
+    // leaves as at any end, so the serving node outlives the others' reading of it.
+    private void tellOtherNodes(NodeRendezvous r) {
+        String why = "the launcher of node " + groupRank + " was stopped at " + now();
+        try (TcpStore c =
+                NodeRendezvous.connect(r.clientHost(), r.endpoint().port(), HOOK_STORE_TIMEOUT)) {
+            PrefixStore store = new PrefixStore(NodeRendezvous.keyPrefix(options), c);
+            RestartRounds.post(store, round, new Event(Kind.FAILURE, why));
+            NodeRendezvous.leave(store, groupRank, options.nnodes(), r.serves(), Set.of());
+        } catch (RuntimeException e) {
+            log("could not tell the other nodes: " + e.getMessage());
         }
     }
 
@@ -162,6 +174,7 @@ final class NodeAgent implements AutoCloseable {
             workers = LocalWorkers.start(setup, round, out, err, options.termTimeout());
             current = workers;
         }
+        heartbeats.reset();
         try {
             Event end = monitor(workers, rounds);
             return end != null && end.kind() == Kind.SUCCESS ? awaitOtherNodes(rounds) : end;
@@ -185,7 +198,7 @@ final class NodeAgent implements AutoCloseable {
                 return new Event(Kind.SUCCESS, "");
             }
             if (options.nnodes() > 1) {
-                Optional<Event> event = rounds.poll(round);
+                Optional<Event> event = otherNodes(rounds);
                 if (event.isPresent()) {
                     return event.get();
                 }
@@ -193,12 +206,34 @@ final class NodeAgent implements AutoCloseable {
         }
     }
 
+    // Another node's event, or a node found dead by its silence (which fails the job: it cannot
+    // come back into a round).
+    private Optional<Event> otherNodes(RestartRounds rounds) {
+        Optional<Event> event = rounds.poll(round);
+        if (event.isPresent()) {
+            return event;
+        }
+        OptionalInt dead = heartbeats.tick();
+        if (dead.isEmpty()) {
+            return Optional.empty();
+        }
+        deadNodes.add(dead.getAsInt());
+        String why =
+                "the launcher of node "
+                        + dead.getAsInt()
+                        + " stopped responding: no heartbeat for "
+                        + options.heartbeatTimeout().toSeconds()
+                        + " s (--heartbeat-timeout) at "
+                        + now();
+        return Optional.of(rounds.post(round, new Event(Kind.FAILURE, why)));
+    }
+
     // This node's workers succeeded: wait for the others', or for their failure.
     private Event awaitOtherNodes(RestartRounds rounds) throws InterruptedException {
         rounds.markDone(round);
         long deadline = System.nanoTime() + options.rdzvTimeout().toNanos();
         while (!rounds.allDone(round)) {
-            Optional<Event> event = rounds.poll(round);
+            Optional<Event> event = otherNodes(rounds);
             if (event.isPresent()) {
                 return event.get();
             }

@@ -15,6 +15,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 
 /**
  * The agent store and the nodes' meeting in it. One launcher serves a {@link TcpStoreServer}, which
@@ -199,19 +200,41 @@ final class NodeRendezvous implements AutoCloseable {
     }
 
     /**
-     * Leaves the store: the serving node waits (10 s at most) until every other node has left, so
-     * that none loses the store while it still reads the outcome; the others just say they leave.
-     * Never throws: a lost store at this point changes nothing.
+     * Leaves the store; see {@link #leave(Store, int, int, boolean, Set)}.
+     *
+     * @param self this node's rank
+     * @param gone nodes known to be dead, which will never leave
      */
-    void leave() {
+    void leave(int self, Set<Integer> gone) {
+        leave(store, self, options.nnodes(), serves(), gone);
+    }
+
+    /**
+     * Leaves the store once the job's outcome is known: a node that does not serve the store says
+     * so ({@code left/RANK}); the serving node waits (10 s at most) until every other live node has
+     * left, so that none loses the store while it still reads the outcome. Never throws: a store
+     * lost at this point changes nothing.
+     *
+     * @param store the launchers' store
+     * @param self this node's rank
+     * @param nnodes the number of nodes
+     * @param serves whether this node serves the store
+     * @param gone nodes known to be dead, which will never leave
+     */
+    static void leave(Store store, int self, int nnodes, boolean serves, Set<Integer> gone) {
         try {
-            if (server == null) {
-                store.add("left", 1);
+            if (!serves) {
+                store.set("left/" + self, "1");
                 return;
             }
+            List<String> others = new ArrayList<>();
+            for (int node = 0; node < nnodes; ++node) {
+                if (node != self && !gone.contains(node)) {
+                    others.add("left/" + node);
+                }
+            }
             long deadline = System.nanoTime() + LEAVE_TIMEOUT.toNanos();
-            while (store.add("left", 0) < options.nnodes() - 1
-                    && System.nanoTime() - deadline < 0) {
+            while (!others.isEmpty() && !store.check(others) && System.nanoTime() - deadline < 0) {
                 Thread.sleep(20);
             }
         } catch (StoreException e) {

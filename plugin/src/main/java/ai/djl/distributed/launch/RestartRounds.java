@@ -171,7 +171,13 @@ final class RestartRounds {
         return "round/" + round + suffix;
     }
 
-    private static LaunchException lost(StoreException e) {
+    /**
+     * Returns the failure of a launch whose store went away.
+     *
+     * @param e the store's failure
+     * @return the exception to throw
+     */
+    static LaunchException lost(StoreException e) {
         return new LaunchException(
                 "lost the agent store (did the launcher serving it exit?): " + e.getMessage(), e);
     }

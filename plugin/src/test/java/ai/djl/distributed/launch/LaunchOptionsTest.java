@@ -40,6 +40,7 @@ class LaunchOptionsTest {
         assertEquals("none", o.rdzvId());
         assertEquals(Duration.ofSeconds(600), o.rdzvTimeout());
         assertEquals(0, o.maxRestarts());
+        assertEquals(Duration.ofSeconds(30), o.heartbeatTimeout());
         assertEquals(Duration.ofMillis(100), o.monitorInterval());
         assertEquals(Duration.ofSeconds(30), o.termTimeout());
         assertEquals("default", o.role());
@@ -66,6 +67,8 @@ class LaunchOptionsTest {
                         "2.5",
                         "--max-restarts",
                         "3",
+                        "--heartbeat-timeout",
+                        "4",
                         "--monitor-interval",
                         "0.5",
                         "--term-timeout",
@@ -88,6 +91,7 @@ class LaunchOptionsTest {
         assertEquals("job7", o.rdzvId());
         assertEquals(Duration.ofMillis(2500), o.rdzvTimeout());
         assertEquals(3, o.maxRestarts());
+        assertEquals(Duration.ofSeconds(4), o.heartbeatTimeout());
         assertEquals(Duration.ofMillis(500), o.monitorInterval());
         assertEquals(Duration.ofSeconds(5), o.termTimeout());
         assertEquals("trainer", o.role());

@@ -258,8 +258,9 @@ class LauncherTest {
     void staticNodesRestartTogetherThenFailNamingTheRank() throws Exception {
         int port = freePort();
         String[] common = {"--nnodes", "2", "--master-port", "" + port, "--max-restarts", "1"};
-        try (LauncherProcess node0 = launchNode(common, "0");
-                LauncherProcess node1 = launchNode(common, "1")) {
+        String[] steps = {"env", "store", "fail:1:5", "sleep:60"};
+        try (LauncherProcess node0 = launchNode(common, "0", steps);
+                LauncherProcess node1 = launchNode(common, "1", steps)) {
             assertEquals(1, node0.waitFor(WAIT), node0::describe);
             assertEquals(1, node1.waitFor(WAIT), node1::describe);
             for (LauncherProcess node : List.of(node0, node1)) {
@@ -274,9 +275,51 @@ class LauncherTest {
         }
     }
 
-    private static LauncherProcess launchNode(String[] common, String rank) throws IOException {
+    @Test
+    void sigtermToOneNodeStopsEveryNode() throws Exception {
+        String[] common = {"--nnodes", "2", "--master-port", "" + freePort()};
+        try (LauncherProcess node0 = launchNode(common, "0", "env", "sleep:60");
+                LauncherProcess node1 = launchNode(common, "1", "env", "sleep:60")) {
+            node0.awaitLines("SLEEPING", 1, WAIT);
+            node1.awaitLines("SLEEPING", 1, WAIT);
+            node1.process().destroy();
+            assertEquals(143, node1.waitFor(WAIT), node1::describe);
+            assertEquals(1, node0.waitFor(WAIT), node0::describe);
+            assertTrue(
+                    node0.stderr().contains("worker failed: the launcher of node 1 was stopped"),
+                    node0::describe);
+            assertAllGone(node0.workerPids(), Duration.ofSeconds(2));
+            assertAllGone(node1.workerPids(), Duration.ofSeconds(2));
+        }
+    }
+
+    @Test
+    void aNodeWhoseLauncherDiedIsNoticedByItsSilence() throws Exception {
+        String[] common = {
+            "--nnodes", "2", "--master-port", "" + freePort(), "--heartbeat-timeout", "2"
+        };
+        try (LauncherProcess node0 = launchNode(common, "0", "env", "sleep:60");
+                LauncherProcess node1 = launchNode(common, "1", "env", "sleep:60")) {
+            node0.awaitLines("SLEEPING", 1, WAIT);
+            node1.awaitLines("SLEEPING", 1, WAIT);
+            node1.process().destroyForcibly();
+            assertEquals(1, node0.waitFor(Duration.ofSeconds(20)), node0::describe);
+            assertTrue(
+                    node0.stderr()
+                            .contains(
+                                    "worker failed: the launcher of node 1 stopped responding:"
+                                            + " no heartbeat for 2 s"),
+                    node0::describe);
+            assertAllGone(node0.workerPids(), Duration.ofSeconds(2));
+            assertAllGone(node1.workerPids(), Duration.ofSeconds(10)); // by its watchdog
+        }
+    }
+
+    private static LauncherProcess launchNode(String[] common, String rank, String... steps)
+            throws IOException {
         List<String> args = new ArrayList<>(List.of(common));
-        args.addAll(List.of("--node-rank", rank, WORKER, "env", "store", "fail:1:5", "sleep:60"));
+        args.addAll(List.of("--node-rank", rank, WORKER));
+        args.addAll(List.of(steps));
         return launch(args.toArray(new String[0]));
     }
 }
