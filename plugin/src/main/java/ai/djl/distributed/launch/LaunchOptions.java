@@ -134,18 +134,7 @@ record LaunchOptions(
      */
     static LaunchOptions parse(List<String> args, Map<String, String> env) {
         Map<LaunchOption, String> raw = new EnumMap<>(LaunchOption.class);
-        int i = 0;
-        while (i < args.size()) {
-            String a = args.get(i);
-            if (a.equals("--")) {
-                ++i;
-                break;
-            }
-            if (!a.startsWith("-") || a.equals("-")) {
-                break;
-            }
-            i = readOption(args, i, raw);
-        }
+        int i = readOptions(args, raw);
         String target = i < args.size() ? args.get(i) : null;
         List<String> targetArgs = i < args.size() ? args.subList(i + 1, args.size()) : List.of();
         OptionValues v = new OptionValues(raw, env);
@@ -178,6 +167,22 @@ record LaunchOptions(
                 jvmOpts.isEmpty() ? List.of() : Arrays.asList(jvmOpts.split("\\s+")),
                 v.string(LaunchOption.CLASSPATH, null),
                 prefix);
+    }
+
+    // Reads the options before TARGET into raw; returns TARGET's index.
+    private static int readOptions(List<String> args, Map<LaunchOption, String> raw) {
+        int i = 0;
+        while (i < args.size()) {
+            String a = args.get(i);
+            if (a.equals("--")) {
+                return i + 1;
+            }
+            if (!a.startsWith("-") || a.equals("-")) {
+                return i;
+            }
+            i = readOption(args, i, raw);
+        }
+        return i;
     }
 
     // Reads the option at args[i] (--name value, --name=value, or a flag); returns the next index.

@@ -77,8 +77,11 @@ final class NodeAgent implements AutoCloseable {
         WorkerSetup setup = setups.apply(node);
         RestartRounds rounds = new RestartRounds(rdzv, options.nnodes());
         while (true) {
-            if (round > 0) {
-                rounds.begin(round);
+            Optional<Event> abort = round > 0 ? rounds.begin(round) : Optional.empty();
+            if (abort.isPresent()) {
+                log("worker failed: " + abort.get().message());
+                rdzv.leave(groupRank, deadNodes);
+                return 1;
             }
             log(
                     "starting "
@@ -91,22 +94,20 @@ final class NodeAgent implements AutoCloseable {
             if (end == null) {
                 return 1; // stopped by a signal: the shutdown hook sets the exit status
             }
-            if (end.kind() == Kind.SUCCESS) {
+            if (end.kind() != Kind.RESTART) {
+                if (end.kind() == Kind.FAILURE) {
+                    log("worker failed: " + end.message() + "; no restarts left " + restarts());
+                }
                 rdzv.leave(groupRank, deadNodes);
-                return 0;
+                return end.kind() == Kind.SUCCESS ? 0 : 1;
             }
-            if (end.kind() == Kind.FAILURE) {
-                log("worker failed: " + end.message() + "; no restarts left " + restarts());
-                rdzv.leave(groupRank, deadNodes);
-                return 1;
-            }
+            ++round;
             log(
                     end.message()
                             + "; restarting all workers: restart "
-                            + (round + 1)
+                            + round
                             + " of "
                             + options.maxRestarts());
-            ++round;
         }
     }
 
@@ -139,9 +140,11 @@ final class NodeAgent implements AutoCloseable {
     private void tellOtherNodes(NodeRendezvous r) {
         String why = "the launcher of node " + groupRank + " was stopped at " + now();
         try (TcpStore c =
-                NodeRendezvous.connect(r.clientHost(), r.endpoint().port(), HOOK_STORE_TIMEOUT)) {
+                AgentStores.connect(r.clientHost(), r.endpoint().port(), HOOK_STORE_TIMEOUT)) {
             PrefixStore store = new PrefixStore(NodeRendezvous.keyPrefix(options), c);
+            // the main thread may be between rounds: the next one is told too
             RestartRounds.post(store, round, new Event(Kind.FAILURE, why));
+            RestartRounds.post(store, round + 1, new Event(Kind.FAILURE, why));
             NodeRendezvous.leave(store, groupRank, options.nnodes(), r.serves(), Set.of());
         } catch (RuntimeException e) {
             log("could not tell the other nodes: " + e.getMessage());

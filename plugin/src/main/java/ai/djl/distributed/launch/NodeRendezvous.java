@@ -3,18 +3,14 @@ package ai.djl.distributed.launch;
 import ai.djl.distributed.store.PrefixStore;
 import ai.djl.distributed.store.Store;
 import ai.djl.distributed.store.StoreException;
-import ai.djl.distributed.store.StoreTimeoutException;
 import ai.djl.distributed.store.tcp.TcpStore;
 import ai.djl.distributed.store.tcp.TcpStoreServer;
 
-import java.net.InetAddress;
-import java.net.NetworkInterface;
-import java.net.SocketException;
-import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -31,7 +27,8 @@ import java.util.Set;
  *
  * <p>Node ranks are {@code --node-rank}, or given in joining order by an atomic counter; each rank
  * is claimed once, so two nodes can never share one. The launchers' keys live under {@code
- * djlrun/RUN_ID/}. Every wait is bounded by {@code --rdzv-timeout}. Used by one thread.
+ * djlrun/RUN_ID/}. Every wait is bounded by {@code --rdzv-timeout}, and a barrier ends early when a
+ * node gives up (its launcher was stopped). Used by one thread.
  */
 final class NodeRendezvous implements AutoCloseable {
 
@@ -51,7 +48,7 @@ final class NodeRendezvous implements AutoCloseable {
         this.endpoint = endpoint;
         this.clientHost = clientHost;
         try {
-            client = connect(clientHost, endpoint.port(), options.rdzvTimeout());
+            client = AgentStores.connect(clientHost, endpoint.port(), options.rdzvTimeout());
         } catch (RuntimeException e) {
             if (server != null) {
                 server.close();
@@ -71,21 +68,19 @@ final class NodeRendezvous implements AutoCloseable {
     static NodeRendezvous open(LaunchOptions options) {
         Endpoint rdzv = options.rdzvEndpoint();
         if (rdzv != null) {
-            TcpStoreServer server = isLocal(rdzv.host()) ? tryServe(rdzv) : null;
-            String host =
-                    server != null && serverAddress(rdzv.host()).equals("0.0.0.0")
-                            ? "127.0.0.1"
-                            : rdzv.host();
+            TcpStoreServer server = AgentStores.tryServe(rdzv);
+            String host = server != null ? AgentStores.clientHost(rdzv.host()) : rdzv.host();
             return new NodeRendezvous(options, server, rdzv, host);
         }
         if (options.nnodes() == 1) {
-            TcpStoreServer server = serve(options.masterAddr(), options.masterPort(), "");
+            TcpStoreServer server =
+                    AgentStores.serve(options.masterAddr(), options.masterPort(), "");
             Endpoint ep = new Endpoint(options.masterAddr(), server.getPort());
             return new NodeRendezvous(options, server, ep, options.masterAddr());
         }
         Endpoint ep = new Endpoint(options.masterAddr(), options.masterPort());
         if (options.nodeRank() == 0) {
-            TcpStoreServer server = serve("0.0.0.0", ep.port(), " (node 0 serves it)");
+            TcpStoreServer server = AgentStores.serve("0.0.0.0", ep.port(), " (node 0 serves it)");
             return new NodeRendezvous(options, server, ep, "127.0.0.1");
         }
         return new NodeRendezvous(options, null, ep, ep.host());
@@ -142,13 +137,18 @@ final class NodeRendezvous implements AutoCloseable {
      * {@code --rdzv-timeout}.
      *
      * @return this node's place among the nodes
-     * @throws LaunchException if the rank is taken, too many nodes came, or not all came in time
+     * @throws LaunchException if the rank is taken, too many nodes came, not all came in time, or
+     *     one gave up
+     * @throws InterruptedException if interrupted
      */
-    NodeAssignment assign() {
+    NodeAssignment assign() throws InterruptedException {
         int n = options.nnodes();
         int rank = claimRank();
         store.set("node/" + rank, Integer.toString(options.nprocPerNode()));
-        barrier("round/0", "the start");
+        Optional<byte[]> abort = barrier("round/0", "the start", "round/0/event");
+        if (abort.isPresent()) {
+            throw new LaunchException(RestartRounds.Event.decode(abort.get()).message());
+        }
         List<String> keys = new ArrayList<>();
         for (int i = 0; i < n; ++i) {
             keys.add("node/" + i);
@@ -166,36 +166,51 @@ final class NodeRendezvous implements AutoCloseable {
     }
 
     /**
-     * Waits until every node has reached the same barrier; blocks up to {@code --rdzv-timeout}.
+     * Waits until every node has reached the same barrier, or a node has given up and set {@code
+     * abortKey}; polls every {@code --monitor-interval} for at most {@code --rdzv-timeout}.
      *
      * @param name the barrier's key
      * @param what what the nodes meet for, for the message
-     * @throws LaunchException naming how many nodes came if not all came in time
+     * @param abortKey the key a node that gives up sets
+     * @return the abort key's value if a node gave up, else empty once all nodes came
+     * @throws LaunchException naming how many nodes came if not all came in time, or if the store
+     *     is lost
+     * @throws InterruptedException if interrupted
      */
-    void barrier(String name, String what) {
+    Optional<byte[]> barrier(String name, String what, String abortKey)
+            throws InterruptedException {
         int n = options.nnodes();
-        long joined = store.add(name + "/joined", 1);
-        if (joined == n) {
-            store.set(name + "/go", "1");
-        }
+        List<String> go = List.of(name + "/go");
         try {
-            store.waitFor(List.of(name + "/go"), options.rdzvTimeout());
-        } catch (StoreTimeoutException e) {
-            throw new LaunchException(
-                    "timed out after "
-                            + options.rdzvTimeout().toSeconds()
-                            + " s waiting for "
-                            + n
-                            + " nodes at "
-                            + what
-                            + ": "
-                            + store.add(name + "/joined", 0)
-                            + " came (run '"
-                            + options.rdzvId()
-                            + "', agent store "
-                            + endpoint
-                            + "; --rdzv-timeout sets the limit)",
-                    e);
+            if (store.add(name + "/joined", 1) == n) {
+                store.set(go.get(0), "1");
+            }
+            long deadline = System.nanoTime() + options.rdzvTimeout().toNanos();
+            while (!store.check(go)) {
+                if (store.check(List.of(abortKey))) {
+                    return Optional.of(store.get(abortKey));
+                }
+                if (System.nanoTime() - deadline >= 0) {
+                    throw new LaunchException(
+                            "timed out after "
+                                    + options.rdzvTimeout().toSeconds()
+                                    + " s waiting for "
+                                    + n
+                                    + " nodes at "
+                                    + what
+                                    + ": "
+                                    + store.add(name + "/joined", 0)
+                                    + " came (run '"
+                                    + options.rdzvId()
+                                    + "', agent store "
+                                    + endpoint
+                                    + "; --rdzv-timeout sets the limit)");
+                }
+                Thread.sleep(Math.max(1, options.monitorInterval().toMillis()));
+            }
+            return Optional.empty();
+        } catch (StoreException e) {
+            throw RestartRounds.lost(e);
         }
     }
 
@@ -282,82 +297,5 @@ final class NodeRendezvous implements AutoCloseable {
                 return (int) k;
             }
         }
-    }
-
-    /**
-     * Connects a client of the agent store, retrying until the timeout.
-     *
-     * @param host the store's host
-     * @param port the store's port
-     * @param timeout how long to try, and the timeout of its calls
-     * @return the client
-     * @throws LaunchException if the store cannot be reached
-     */
-    static TcpStore connect(String host, int port, Duration timeout) {
-        try {
-            return TcpStore.builder().setHost(host).setPort(port).optTimeout(timeout).build();
-        } catch (StoreException e) {
-            throw new LaunchException(
-                    "cannot reach the agent store at "
-                            + new Endpoint(host, port)
-                            + " within "
-                            + timeout.toSeconds()
-                            + " s (expected: node 0's launcher serving there, as"
-                            + " --master-addr/--master-port or --rdzv-endpoint say): "
-                            + e.getMessage(),
-                    e);
-        }
-    }
-
-    private static TcpStoreServer serve(String host, int port, String why) {
-        try {
-            return TcpStoreServer.builder().optHost(host).optPort(port).optIoThreads(2).build();
-        } catch (StoreException e) {
-            throw new LaunchException(
-                    "cannot serve the agent store on "
-                            + new Endpoint(host, port)
-                            + why
-                            + " (expected: a free --master-port; 0 picks one on a single node): "
-                            + e.getMessage(),
-                    e);
-        }
-    }
-
-    // With --rdzv-endpoint, the first launcher on that host to bind the port serves; a failed bind
-    // means another launcher (or a djl-dist store-server) serves already.
-    private static TcpStoreServer tryServe(Endpoint ep) {
-        try {
-            return TcpStoreServer.builder()
-                    .optHost(serverAddress(ep.host()))
-                    .optPort(ep.port())
-                    .optIoThreads(2)
-                    .build();
-        } catch (StoreException e) {
-            return null;
-        }
-    }
-
-    // A loopback endpoint is served on loopback only; any other on every interface, as torchrun's.
-    private static String serverAddress(String host) {
-        try {
-            return InetAddress.getByName(host).isLoopbackAddress() ? host : "0.0.0.0";
-        } catch (UnknownHostException e) {
-            return "0.0.0.0";
-        }
-    }
-
-    private static boolean isLocal(String host) {
-        try {
-            for (InetAddress a : InetAddress.getAllByName(host)) {
-                if (a.isLoopbackAddress()
-                        || a.isAnyLocalAddress()
-                        || NetworkInterface.getByInetAddress(a) != null) {
-                    return true;
-                }
-            }
-        } catch (UnknownHostException | SocketException e) {
-            return false;
-        }
-        return false;
     }
 }

@@ -80,9 +80,13 @@ final class RestartRounds {
      * NodeRendezvous#assign()}); blocks up to {@code --rdzv-timeout}.
      *
      * @param round the round, at least 1
+     * @return the round's event if a node gave up before every node came (its launcher was
+     *     stopped), else empty
+     * @throws InterruptedException if interrupted
      */
-    void begin(int round) {
-        rdzv.barrier(key(round, ""), "restart " + round);
+    Optional<Event> begin(int round) throws InterruptedException {
+        return rdzv.barrier(key(round, ""), "restart " + round, key(round, "/event"))
+                .map(Event::decode);
     }
 
     /**
