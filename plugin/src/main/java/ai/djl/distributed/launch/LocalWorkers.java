@@ -24,7 +24,7 @@ import java.util.concurrent.TimeUnit;
 final class LocalWorkers implements AutoCloseable {
 
     // how long an exit waits for the worker's output to drain (a grandchild may hold the pipe)
-    private static final long DRAIN_MILLIS = 2000;
+    private static final long DRAIN_NANOS = TimeUnit.SECONDS.toNanos(2);
     private static final Duration KILL_WAIT = Duration.ofSeconds(10);
 
     private final List<Worker> workers = new ArrayList<>();
@@ -113,7 +113,7 @@ final class LocalWorkers implements AutoCloseable {
     /**
      * Stops every worker still running, with its descendants: SIGTERM, then SIGKILL to whatever is
      * left after the grace period. Blocks for at most the grace period plus 10 seconds, then waits
-     * (2 s at most) for their output to drain.
+     * (2 s at most in all) for their output to drain.
      *
      * @param grace how long the workers may take to exit after SIGTERM
      */
@@ -133,8 +133,9 @@ final class LocalWorkers implements AutoCloseable {
                 awaitGone(all, KILL_WAIT);
             }
         }
+        long drained = System.nanoTime() + DRAIN_NANOS;
         for (Worker w : workers) {
-            w.awaitDrained();
+            w.awaitDrained(drained);
         }
     }
 
@@ -200,17 +201,22 @@ final class LocalWorkers implements AutoCloseable {
                 // bounded by the worker's life, which stop() bounds
                 int code = process.waitFor();
                 Instant when = Instant.now();
-                awaitDrained();
+                awaitDrained(System.nanoTime() + DRAIN_NANOS);
                 exits.add(new WorkerExit(rank, local, group, process.pid(), code, when));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
         }
 
-        void awaitDrained() {
+        // Waits until both output threads have copied everything, or the deadline.
+        void awaitDrained(long deadlineNanos) {
             try {
-                stdout.join(DRAIN_MILLIS);
-                stderr.join(DRAIN_MILLIS);
+                for (Thread t : List.of(stdout, stderr)) {
+                    long left = deadlineNanos - System.nanoTime();
+                    if (left > 0) {
+                        t.join(Math.max(1, left / 1_000_000));
+                    }
+                }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }

@@ -3,6 +3,7 @@ package ai.djl.distributed.launch;
 import ai.djl.distributed.launch.RestartRounds.Event;
 import ai.djl.distributed.launch.RestartRounds.Kind;
 import ai.djl.distributed.store.PrefixStore;
+import ai.djl.distributed.store.StoreException;
 import ai.djl.distributed.store.tcp.TcpStore;
 
 import java.io.IOException;
@@ -71,6 +72,18 @@ final class NodeAgent implements AutoCloseable {
         rdzv = NodeRendezvous.open(options);
         NodeAssignment node = rdzv.assign();
         groupRank = node.groupRank();
+        try {
+            return runRounds(node);
+        } catch (IOException | RuntimeException e) {
+            if (options.nnodes() > 1 && !(e.getCause() instanceof StoreException)) {
+                // e.g. a worker that cannot start: the other nodes must not wait for this one
+                tellOtherNodes(rdzv, "node " + groupRank + " gave up: " + e.getMessage());
+            }
+            throw e;
+        }
+    }
+
+    private int runRounds(NodeAssignment node) throws IOException, InterruptedException {
         heartbeats =
                 new Heartbeats(
                         rdzv.store(), groupRank, options.nnodes(), options.heartbeatTimeout());
@@ -131,14 +144,15 @@ final class NodeAgent implements AutoCloseable {
         }
         NodeRendezvous r = rdzv;
         if (r != null && groupRank >= 0 && options.nnodes() > 1) {
-            tellOtherNodes(r);
+            tellOtherNodes(r, "the launcher of node " + groupRank + " was stopped");
         }
     }
 
-    // Posts this node's end on a connection of its own (the main thread may hold the other), then
-    // leaves as at any end, so the serving node outlives the others' reading of it.
-    private void tellOtherNodes(NodeRendezvous r) {
-        String why = "the launcher of node " + groupRank + " was stopped at " + now();
+    // Posts this node's end on a connection of its own (the hook's main thread may hold the other;
+    // a store that hangs must not hold the launcher), then leaves as at any end, so that the
+    // serving node outlives the others' reading of it.
+    private void tellOtherNodes(NodeRendezvous r, String reason) {
+        String why = reason + " at " + now();
         try (TcpStore c =
                 AgentStores.connect(r.clientHost(), r.endpoint().port(), HOOK_STORE_TIMEOUT)) {
             PrefixStore store = new PrefixStore(NodeRendezvous.keyPrefix(options), c);
