@@ -1,8 +1,10 @@
 package ai.djl.distributed.cli;
 
+import ai.djl.distributed.bench.CollectivesBench;
 import ai.djl.distributed.bench.StoreOpsBench;
 import ai.djl.distributed.bench.StoreRendezvousBench;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 
@@ -13,10 +15,21 @@ final class BenchCommand {
 
     static int run(List<String> argv) {
         Args args =
-                new Args(argv, Set.of("tcp", "clients", "repeat", "rounds", "window", "timeout"));
+                new Args(
+                        argv,
+                        Set.of(
+                                "tcp",
+                                "clients",
+                                "repeat",
+                                "rounds",
+                                "window",
+                                "timeout",
+                                "world-size",
+                                "ops",
+                                "sizes"));
         if (args.positional().size() != 1) {
             throw new Args.UsageException(
-                    "bench takes one benchmark: store-rendezvous or store-ops");
+                    "bench takes one benchmark: store-rendezvous, store-ops or collectives");
         }
         String endpoint = args.get("tcp", "127.0.0.1:29500");
         int colon = endpoint.lastIndexOf(':');
@@ -56,6 +69,11 @@ final class BenchCommand {
                         System.out.flush();
                     }
                     return 0;
+                case "collectives":
+                    return CollectivesBench.launch(
+                            args.getInt("world-size", 2),
+                            List.of(args.get("ops", "all_reduce,broadcast,all_gather").split(",")),
+                            parseSizes(args.get("sizes", "4K,1M,16M,64M")));
                 default:
                     throw new Args.UsageException(
                             "unknown benchmark '" + args.positional().get(0) + "'");
@@ -69,5 +87,29 @@ final class BenchCommand {
             }
             throw new IllegalStateException(e.getMessage(), e);
         }
+    }
+
+    /** Parses sizes such as 4K, 1M, 64M or 4096 into bytes. */
+    static List<Long> parseSizes(String spec) {
+        List<Long> sizes = new ArrayList<>();
+        for (String s : spec.split(",")) {
+            String t = s.trim().toUpperCase(java.util.Locale.ROOT);
+            long unit = 1;
+            if (t.endsWith("K")) {
+                unit = 1L << 10;
+            } else if (t.endsWith("M")) {
+                unit = 1L << 20;
+            } else if (t.endsWith("G")) {
+                unit = 1L << 30;
+            }
+            String digits = unit == 1 ? t : t.substring(0, t.length() - 1);
+            try {
+                sizes.add(Long.parseLong(digits) * unit);
+            } catch (NumberFormatException e) {
+                throw new Args.UsageException(
+                        "--sizes: '" + s + "' (expected: bytes such as 4096, 4K, 1M, 64M)");
+            }
+        }
+        return sizes;
     }
 }

@@ -1,0 +1,136 @@
+package ai.djl.distributed.backend.cpu;
+
+import ai.djl.distributed.backend.CommunicationException;
+import ai.djl.distributed.backend.cpu.algorithm.CollectiveContext;
+import ai.djl.distributed.backend.cpu.algorithm.ScratchSpace;
+import ai.djl.distributed.backend.cpu.transport.Deadline;
+import ai.djl.distributed.backend.cpu.transport.OpSignature;
+import ai.djl.distributed.backend.cpu.transport.Transport;
+import ai.djl.distributed.pg.FutureWork;
+import ai.djl.distributed.pg.ReduceOp;
+import ai.djl.distributed.pg.Work;
+import ai.djl.ndarray.types.DataType;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * Runs a group's collectives one at a time, in the order they were issued, on one thread. Each gets
+ * the next sequence number at issue, which tags its messages, and a deadline of the group's timeout
+ * from when it starts. A failed collective aborts the transport, so that every later one, here and
+ * on the peers, fails at once rather than at its own timeout.
+ */
+final class CollectiveRunner implements AutoCloseable {
+
+    /** Slack on top of the timeout for a {@link Work#waitFor()} with no argument. */
+    private static final Duration WAIT_SLACK = Duration.ofSeconds(5);
+
+    private final Transport transport;
+    private final Duration timeout;
+    private final ExecutorService executor;
+    private final ScratchSpace scratch = new ScratchSpace();
+    private long nextSeq;
+    private boolean closed;
+
+    CollectiveRunner(Transport transport, Duration timeout) {
+        this.transport = transport;
+        this.timeout = timeout;
+        String name = "djl-dist-cpu-r" + transport.getRank();
+        this.executor =
+                Executors.newSingleThreadExecutor(
+                        r -> {
+                            Thread t = new Thread(r, name);
+                            t.setDaemon(true);
+                            return t;
+                        });
+    }
+
+    /**
+     * Queues a collective.
+     *
+     * @param sig its signature
+     * @param type its element type
+     * @param op its reduction, or null
+     * @param body the algorithm
+     * @return the work
+     */
+    synchronized Work submit(
+            OpSignature sig, DataType type, ReduceOp op, Consumer<CollectiveContext> body) {
+        if (closed) {
+            throw new IllegalStateException("the process group has been destroyed");
+        }
+        long seq = nextSeq++;
+        ReduceOp.Type elementOp = null;
+        if (op != null) {
+            elementOp =
+                    op.getType() == ReduceOp.Type.AVG || op.getType() == ReduceOp.Type.PREMUL_SUM
+                            ? ReduceOp.Type.SUM
+                            : op.getType();
+        }
+        CompletableFuture<Void> future = new CompletableFuture<>();
+        ReduceOp.Type reduce = elementOp;
+        String what = sig + " #" + seq + " on rank " + transport.getRank();
+        try {
+            executor.execute(() -> run(seq, sig, type, reduce, body, future, what));
+        } catch (RejectedExecutionException e) {
+            throw new IllegalStateException("the process group has been destroyed", e);
+        }
+        return new FutureWork(what, future, timeout.plus(WAIT_SLACK));
+    }
+
+    private void run(
+            long seq,
+            OpSignature sig,
+            DataType type,
+            ReduceOp.Type reduce,
+            Consumer<CollectiveContext> body,
+            CompletableFuture<Void> future,
+            String what) {
+        CommunicationException failed = transport.getFailure();
+        if (failed != null) {
+            future.completeExceptionally(
+                    new CommunicationException(
+                            what + " cannot run: " + failed.getMessage(),
+                            failed.getPeerRank(),
+                            failed));
+            return;
+        }
+        try {
+            Deadline deadline = Deadline.after(timeout);
+            transport.beginCollective(seq, sig);
+            body.accept(
+                    new CollectiveContext(transport, seq, sig, deadline, type, reduce, scratch));
+            future.complete(null);
+        } catch (CommunicationException e) {
+            transport.abort(e);
+            future.completeExceptionally(e);
+        } catch (RuntimeException | Error e) {
+            CommunicationException ce = new CommunicationException(what + " failed: " + e, -1, e);
+            transport.abort(ce);
+            future.completeExceptionally(ce);
+        }
+    }
+
+    @Override
+    public void close() {
+        synchronized (this) {
+            closed = true;
+        }
+        executor.shutdown();
+        try {
+            // Collectives already queued run to completion or to their deadline.
+            if (!executor.awaitTermination(timeout.toMillis() + 1000, TimeUnit.MILLISECONDS)) {
+                executor.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            executor.shutdownNow();
+        }
+        scratch.release();
+    }
+}

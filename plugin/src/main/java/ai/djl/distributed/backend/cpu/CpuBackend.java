@@ -1,0 +1,354 @@
+package ai.djl.distributed.backend.cpu;
+
+import static ai.djl.distributed.backend.cpu.transport.OpSignature.ALL_GATHER;
+import static ai.djl.distributed.backend.cpu.transport.OpSignature.ALL_REDUCE;
+import static ai.djl.distributed.backend.cpu.transport.OpSignature.ALL_TO_ALL;
+import static ai.djl.distributed.backend.cpu.transport.OpSignature.BARRIER;
+import static ai.djl.distributed.backend.cpu.transport.OpSignature.BROADCAST;
+import static ai.djl.distributed.backend.cpu.transport.OpSignature.GATHER;
+import static ai.djl.distributed.backend.cpu.transport.OpSignature.REDUCE;
+import static ai.djl.distributed.backend.cpu.transport.OpSignature.REDUCE_SCATTER;
+import static ai.djl.distributed.backend.cpu.transport.OpSignature.SCATTER;
+
+import ai.djl.Device;
+import ai.djl.distributed.backend.Backend;
+import ai.djl.distributed.backend.cpu.algorithm.AllReduce;
+import ai.djl.distributed.backend.cpu.algorithm.Barrier;
+import ai.djl.distributed.backend.cpu.algorithm.Broadcast;
+import ai.djl.distributed.backend.cpu.algorithm.Exchange;
+import ai.djl.distributed.backend.cpu.algorithm.Reduce;
+import ai.djl.distributed.backend.cpu.algorithm.Ring;
+import ai.djl.distributed.backend.cpu.reduce.Reductions;
+import ai.djl.distributed.backend.cpu.transport.OpSignature;
+import ai.djl.distributed.backend.cpu.transport.Transport;
+import ai.djl.distributed.pg.ReduceOp;
+import ai.djl.distributed.pg.Work;
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.types.DataType;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * The pure-Java CPU backend: collectives on CPU NDArrays, in place on their memory, over a {@link
+ * Transport} between the group's processes. Collectives run one at a time, in call order, on the
+ * backend's operation thread ({@link CollectiveRunner}); point-to-point messages go straight to the
+ * transport, so that an {@code isend} and an {@code irecv} posted together never wait on each
+ * other.
+ *
+ * <p>Thread-safe. See {@link Backend} for ownership and ordering.
+ */
+public final class CpuBackend implements Backend {
+
+    /** This backend's name; {@code "gloo"} is accepted as an alias. */
+    public static final String NAME = "cpu";
+
+    private final Transport transport;
+    private final CollectiveRunner runner;
+    private final PointToPoint p2p;
+
+    /**
+     * Creates the backend over a connected transport; it owns and closes the transport.
+     *
+     * @param transport the group's transport
+     * @param timeout the bound of every operation, from when it starts
+     */
+    public CpuBackend(Transport transport, Duration timeout) {
+        this.transport = transport;
+        this.runner = new CollectiveRunner(transport, timeout);
+        this.p2p = new PointToPoint(transport, timeout);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public String getName() {
+        return NAME;
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Work broadcast(NDArray array, int root) {
+        NdRegion region = region(array, true);
+        return runner.submit(
+                sig(BROADCAST, array.getDataType(), null, root, array.size()),
+                array.getDataType(),
+                null,
+                ctx -> {
+                    Broadcast.run(ctx, region.buffer(), root);
+                    region.writeBack();
+                });
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Work allReduce(List<NDArray> arrays, ReduceOp op) {
+        DataType type = arrays.get(0).getDataType();
+        Packed packed = Packed.of(arrays, this);
+        int count = packed.count();
+        return runner.submit(
+                sig(ALL_REDUCE, type, op, 0, count),
+                type,
+                op,
+                ctx -> {
+                    ByteBuffer data = packed.buffer();
+                    AllReduce.run(ctx, data, count);
+                    finish(op, type, data, 0, count);
+                    packed.unpack();
+                });
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Work reduce(NDArray array, int root, ReduceOp op) {
+        DataType type = array.getDataType();
+        NdRegion region = region(array, transport.getRank() == root);
+        int count = Math.toIntExact(array.size());
+        return runner.submit(
+                sig(REDUCE, type, op, root, count),
+                type,
+                op,
+                ctx -> {
+                    Reduce.run(ctx, region.buffer(), count, root);
+                    if (ctx.rank() == root) {
+                        finish(op, type, region.buffer(), 0, count);
+                        region.writeBack();
+                    }
+                });
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Work allGather(List<NDArray> outputs, NDArray input) {
+        NdRegion in = region(input, false);
+        NdRegion[] outs = regions(outputs, true);
+        return runner.submit(
+                sig(ALL_GATHER, input.getDataType(), null, 0, input.size()),
+                input.getDataType(),
+                null,
+                ctx -> {
+                    ByteBuffer[] blocks = buffers(outs);
+                    blocks[ctx.rank()].duplicate().put(in.buffer().duplicate());
+                    Ring.allGather(ctx, blocks, ctx.rank(), 0);
+                    writeBack(outs);
+                });
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Work allGatherIntoTensor(NDArray output, NDArray input) {
+        NdRegion in = region(input, false);
+        NdRegion out = region(output, true);
+        int p = transport.getSize();
+        return runner.submit(
+                sig(ALL_GATHER, input.getDataType(), null, 0, input.size()),
+                input.getDataType(),
+                null,
+                ctx -> {
+                    ByteBuffer[] blocks = split(out.buffer(), p);
+                    blocks[ctx.rank()].duplicate().put(in.buffer().duplicate());
+                    Ring.allGather(ctx, blocks, ctx.rank(), 0);
+                    out.writeBack();
+                });
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Work gather(List<NDArray> outputs, NDArray input, int root) {
+        NdRegion in = region(input, false);
+        NdRegion[] outs = regions(outputs, true);
+        return runner.submit(
+                sig(GATHER, input.getDataType(), null, root, input.size()),
+                input.getDataType(),
+                null,
+                ctx -> {
+                    Exchange.gather(ctx, in.buffer(), buffers(outs), root);
+                    writeBack(outs);
+                });
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Work scatter(NDArray output, List<NDArray> inputs, int root) {
+        NdRegion out = region(output, true);
+        NdRegion[] ins = regions(inputs, false);
+        return runner.submit(
+                sig(SCATTER, output.getDataType(), null, root, output.size()),
+                output.getDataType(),
+                null,
+                ctx -> {
+                    Exchange.scatter(ctx, buffers(ins), out.buffer(), root);
+                    out.writeBack();
+                });
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Work reduceScatter(NDArray output, List<NDArray> inputs, ReduceOp op) {
+        return reduceScatter(output, Packed.of(inputs, this), op);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Work reduceScatterTensor(NDArray output, NDArray input, ReduceOp op) {
+        return reduceScatter(output, Packed.of(List.of(input), this), op);
+    }
+
+    private Work reduceScatter(NDArray output, Packed packed, ReduceOp op) {
+        DataType type = output.getDataType();
+        NdRegion out = region(output, true);
+        int count = Math.toIntExact(output.size());
+        int p = transport.getSize();
+        return runner.submit(
+                sig(REDUCE_SCATTER, type, op, 0, count),
+                type,
+                op,
+                ctx -> {
+                    // Reduce in a private copy: the inputs stay as the caller left them.
+                    ByteBuffer acc = ctx.scratch(1, packed.buffer().remaining());
+                    acc.put(0, packed.buffer(), 0, acc.limit());
+                    ByteBuffer[] blocks = split(acc, p);
+                    int[] counts = new int[p];
+                    java.util.Arrays.fill(counts, count);
+                    Ring.reduceScatter(ctx, blocks, counts, -1, 0);
+                    out.buffer().duplicate().put(blocks[ctx.rank()]);
+                    finish(op, type, out.buffer(), 0, count);
+                    out.writeBack();
+                });
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Work allToAll(List<NDArray> outputs, List<NDArray> inputs) {
+        NdRegion[] outs = regions(outputs, true);
+        NdRegion[] ins = regions(inputs, false);
+        DataType type = inputs.get(0).getDataType();
+        return runner.submit(
+                sig(ALL_TO_ALL, type, null, 0, 0),
+                type,
+                null,
+                ctx -> {
+                    Exchange.allToAll(ctx, buffers(ins), buffers(outs));
+                    writeBack(outs);
+                });
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Work allToAllSingle(
+            NDArray output, NDArray input, long[] outputSplits, long[] inputSplits) {
+        NdRegion out = region(output, true);
+        NdRegion in = region(input, false);
+        DataType type = input.getDataType();
+        int outRow = rowBytes(output);
+        int inRow = rowBytes(input);
+        return runner.submit(
+                sig(ALL_TO_ALL, type, null, 0, 0),
+                type,
+                null,
+                ctx -> {
+                    Exchange.allToAll(
+                            ctx,
+                            split(in.buffer(), inputSplits, inRow),
+                            split(out.buffer(), outputSplits, outRow));
+                    out.writeBack();
+                });
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Work barrier() {
+        return runner.submit(
+                sig(BARRIER, DataType.UINT8, null, 0, 0), DataType.UINT8, null, Barrier::run);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Work send(NDArray array, int dst, int tag) {
+        return p2p.send(region(array, false), array, dst, tag);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Work recv(NDArray array, int src, int tag) {
+        return p2p.recv(region(array, true), array, src, tag);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void close() {
+        runner.close();
+        transport.close();
+    }
+
+    NdRegion region(NDArray array, boolean output) {
+        if (!Device.Type.CPU.equals(array.getDevice().getDeviceType())) {
+            throw new IllegalArgumentException(
+                    "array: on " + array.getDevice() + " (expected: cpu() for the cpu backend)");
+        }
+        return NdRegion.of(array, output);
+    }
+
+    private NdRegion[] regions(List<NDArray> arrays, boolean output) {
+        NdRegion[] r = new NdRegion[arrays.size()];
+        for (int i = 0; i < r.length; i++) {
+            r[i] = region(arrays.get(i), output);
+        }
+        return r;
+    }
+
+    private static ByteBuffer[] buffers(NdRegion[] regions) {
+        ByteBuffer[] b = new ByteBuffer[regions.length];
+        for (int i = 0; i < b.length; i++) {
+            b[i] = regions[i].buffer();
+        }
+        return b;
+    }
+
+    private static void writeBack(NdRegion[] regions) {
+        for (NdRegion r : regions) {
+            r.writeBack();
+        }
+    }
+
+    private static ByteBuffer[] split(ByteBuffer whole, int parts) {
+        int each = whole.limit() / parts;
+        ByteBuffer[] blocks = new ByteBuffer[parts];
+        for (int i = 0; i < parts; i++) {
+            blocks[i] = whole.slice(i * each, each).order(ByteOrder.LITTLE_ENDIAN);
+        }
+        return blocks;
+    }
+
+    private static int rowBytes(NDArray array) {
+        long rows = array.getShape().isScalar() ? 1 : array.getShape().get(0);
+        return rows == 0
+                ? 0
+                : Math.toIntExact(array.size() / rows * array.getDataType().getNumOfBytes());
+    }
+
+    private static ByteBuffer[] split(ByteBuffer whole, long[] rows, int rowBytes) {
+        ByteBuffer[] blocks = new ByteBuffer[rows.length];
+        int offset = 0;
+        for (int i = 0; i < rows.length; i++) {
+            int n = Math.toIntExact(rows[i] * rowBytes);
+            blocks[i] = whole.slice(offset, n).order(ByteOrder.LITTLE_ENDIAN);
+            offset += n;
+        }
+        return blocks;
+    }
+
+    private void finish(ReduceOp op, DataType type, ByteBuffer data, int offset, int count) {
+        if (op.getType() == ReduceOp.Type.AVG) {
+            Reductions.divide(type, data, offset, count, transport.getSize());
+        } else if (op.getType() == ReduceOp.Type.PREMUL_SUM) {
+            Reductions.scale(type, data, offset, count, op.getFactor());
+        }
+    }
+
+    private static OpSignature sig(int opcode, DataType type, ReduceOp op, int root, long count) {
+        return new OpSignature(
+                opcode, type.ordinal(), op == null ? 0 : op.getType().ordinal(), root, count);
+    }
+}

@@ -1,0 +1,99 @@
+package ai.djl.distributed.backend.cpu.algorithm;
+
+import static ai.djl.distributed.backend.cpu.algorithm.CollectiveContext.slice;
+
+import ai.djl.distributed.backend.cpu.transport.Transfer;
+
+import java.nio.ByteBuffer;
+
+/**
+ * All-reduce in place. Small messages take recursive doubling (lg P exchanges of the whole message:
+ * latency-optimal); large ones take the ring (bandwidth-optimal). The choice depends only on the
+ * message size, which every rank agrees on, so every rank picks the same algorithm. Both leave
+ * bit-identical results on every rank: each partial result is computed the same way everywhere, and
+ * the reductions are commutative.
+ */
+public final class AllReduce {
+
+    /** Messages up to this size take recursive doubling; larger ones the ring. */
+    public static final int SMALL_BYTES = 64 * 1024;
+
+    private AllReduce() {}
+
+    /**
+     * Reduces {@code data} across ranks in place.
+     *
+     * @param ctx the collective
+     * @param data the elements, little-endian, position 0, limit the message size
+     * @param count the number of elements
+     */
+    public static void run(CollectiveContext ctx, ByteBuffer data, int count) {
+        if (ctx.size() == 1) {
+            return;
+        }
+        if ((long) count * ctx.elementSize() <= SMALL_BYTES || count < ctx.size()) {
+            recursiveDoubling(ctx, data, count);
+        } else {
+            ring(ctx, data, count);
+        }
+    }
+
+    private static void ring(CollectiveContext ctx, ByteBuffer data, int count) {
+        int p = ctx.size();
+        int es = ctx.elementSize();
+        int[] counts = Ring.balancedCounts(count, p);
+        ByteBuffer[] blocks = new ByteBuffer[p];
+        int offset = 0;
+        for (int b = 0; b < p; b++) {
+            blocks[b] = slice(data, offset * es, counts[b] * es);
+            offset += counts[b];
+        }
+        int next = Ring.reduceScatter(ctx, blocks, counts, 0, 0);
+        Ring.allGather(ctx, blocks, (ctx.rank() + 1) % p, next);
+    }
+
+    /**
+     * Recursive doubling with MPICH's fold for sizes that are not powers of two: the first {@code 2
+     * * rem} ranks pair up, the even one hands its data to the odd one and waits for the result,
+     * and the remaining power of two ranks exchange and reduce, doubling the distance each step.
+     */
+    private static void recursiveDoubling(CollectiveContext ctx, ByteBuffer data, int count) {
+        int p = ctx.size();
+        int r = ctx.rank();
+        ByteBuffer tmp = ctx.scratch(0, data.remaining());
+        int p2 = Integer.highestOneBit(p);
+        int rem = p - p2;
+        int vr; // this rank's place among the p2 exchanging ranks, or -1 while folded away
+        if (r < 2 * rem) {
+            if (r % 2 == 0) {
+                ctx.await(ctx.send(r + 1, 0, data));
+                vr = -1;
+            } else {
+                ctx.await(ctx.recv(r - 1, 0, tmp));
+                ctx.reduce(data, 0, tmp, 0, count);
+                vr = r / 2;
+            }
+        } else {
+            vr = r - rem;
+        }
+        if (vr >= 0) {
+            int step = 1;
+            for (int mask = 1; mask < p2; mask <<= 1, step++) {
+                int vp = vr ^ mask;
+                int partner = vp < rem ? vp * 2 + 1 : vp + rem;
+                Transfer recv = ctx.recv(partner, step, tmp);
+                Transfer send = ctx.send(partner, step, data);
+                // The send reads data in place: reduce into it only once it has gone.
+                ctx.await(recv, send);
+                ctx.reduce(data, 0, tmp, 0, count);
+            }
+        }
+        if (r < 2 * rem) {
+            if (r % 2 == 0) {
+                ctx.await(ctx.recv(r + 1, 63, data));
+            } else {
+                ctx.await(ctx.send(r - 1, 63, data));
+            }
+        }
+    }
+}

@@ -1,0 +1,45 @@
+package ai.djl.distributed.backend.cpu.algorithm;
+
+import ai.djl.distributed.backend.cpu.transport.Transfer;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Broadcast over a binomial tree rooted at the root: lg P rounds, each rank receiving once (into
+ * its own buffer, no copies) and forwarding to its children.
+ */
+public final class Broadcast {
+
+    private Broadcast() {}
+
+    /**
+     * Copies the root's {@code data} into every rank's {@code data}.
+     *
+     * @param ctx the collective
+     * @param data the bytes: read on the root, overwritten elsewhere
+     * @param root the root rank
+     */
+    public static void run(CollectiveContext ctx, ByteBuffer data, int root) {
+        int p = ctx.size();
+        int vr = Math.floorMod(ctx.rank() - root, p);
+        int mask = 1;
+        // 1. Receive from the parent: the rank that differs in our lowest set bit.
+        while (mask < p) {
+            if ((vr & mask) != 0) {
+                ctx.await(ctx.recv((vr - mask + root) % p, 0, data));
+                break;
+            }
+            mask <<= 1;
+        }
+        // 2. Forward to the children, the farthest first.
+        List<Transfer> sends = new ArrayList<>();
+        for (mask >>= 1; mask > 0; mask >>= 1) {
+            if (vr + mask < p) {
+                sends.add(ctx.send((vr + mask + root) % p, 0, data));
+            }
+        }
+        ctx.await(sends.toArray(new Transfer[0]));
+    }
+}

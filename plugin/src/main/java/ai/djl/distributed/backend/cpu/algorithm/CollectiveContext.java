@@ -1,0 +1,159 @@
+package ai.djl.distributed.backend.cpu.algorithm;
+
+import ai.djl.distributed.backend.cpu.reduce.Reductions;
+import ai.djl.distributed.backend.cpu.transport.Deadline;
+import ai.djl.distributed.backend.cpu.transport.OpSignature;
+import ai.djl.distributed.backend.cpu.transport.Transfer;
+import ai.djl.distributed.backend.cpu.transport.Transport;
+import ai.djl.distributed.pg.ReduceOp;
+import ai.djl.ndarray.types.DataType;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+/**
+ * All an algorithm sees of its group, as gloo's algorithms see their context: this rank, the
+ * group's size, the links to the peers (through the transport), the collective's sequence number
+ * and signature, the deadline, the element type and reduction, and scratch space. Messages of one
+ * collective are numbered by the algorithm; the sender and the receiver of a message must use the
+ * same index. Used by one thread, for one collective.
+ */
+public final class CollectiveContext {
+
+    private final Transport transport;
+    private final long seq;
+    private final OpSignature signature;
+    private final Deadline deadline;
+    private final DataType dataType;
+    private final ReduceOp.Type reduceOp;
+    private final ScratchSpace scratch;
+
+    /**
+     * Creates a context.
+     *
+     * @param transport the group's transport
+     * @param seq the collective's sequence number
+     * @param signature the collective's signature
+     * @param deadline when the collective must be done
+     * @param dataType the element type
+     * @param reduceOp the element-wise reduction ({@code SUM} for AVG and PREMUL_SUM), or null
+     * @param scratch the backend's scratch space
+     */
+    public CollectiveContext(
+            Transport transport,
+            long seq,
+            OpSignature signature,
+            Deadline deadline,
+            DataType dataType,
+            ReduceOp.Type reduceOp,
+            ScratchSpace scratch) {
+        this.transport = transport;
+        this.seq = seq;
+        this.signature = signature;
+        this.deadline = deadline;
+        this.dataType = dataType;
+        this.reduceOp = reduceOp;
+        this.scratch = scratch;
+    }
+
+    /**
+     * Returns this rank.
+     *
+     * @return the rank
+     */
+    public int rank() {
+        return transport.getRank();
+    }
+
+    /**
+     * Returns the group's size.
+     *
+     * @return the size
+     */
+    public int size() {
+        return transport.getSize();
+    }
+
+    /**
+     * Returns the element size in bytes.
+     *
+     * @return the size of one element
+     */
+    public int elementSize() {
+        return dataType.getNumOfBytes();
+    }
+
+    /**
+     * Posts the send of {@code data}'s remaining bytes to {@code peer}.
+     *
+     * @param peer the receiver
+     * @param index the message's index within this collective
+     * @param data the bytes, unchanged until the transfer completes
+     * @return the transfer
+     */
+    public Transfer send(int peer, int index, ByteBuffer data) {
+        return transport.send(peer, Transport.collectiveSlot(seq, index), signature, data);
+    }
+
+    /**
+     * Posts the receive of a message from {@code peer} into {@code into}'s remaining bytes.
+     *
+     * @param peer the sender
+     * @param index the message's index within this collective
+     * @param into where the bytes go
+     * @return the transfer
+     */
+    public Transfer recv(int peer, int index, ByteBuffer into) {
+        return transport.recv(peer, Transport.collectiveSlot(seq, index), signature, into);
+    }
+
+    /**
+     * Waits for transfers, in order, until the collective's deadline.
+     *
+     * @param transfers the transfers
+     */
+    public void await(Transfer... transfers) {
+        for (Transfer t : transfers) {
+            t.await(deadline);
+        }
+    }
+
+    /**
+     * Reduces {@code count} elements of {@code src} into {@code dst} with the collective's
+     * reduction.
+     *
+     * @param dst the accumulator
+     * @param dstOffset the accumulator's byte offset
+     * @param src the other operand
+     * @param srcOffset its byte offset
+     * @param count the number of elements
+     */
+    public void reduce(ByteBuffer dst, int dstOffset, ByteBuffer src, int srcOffset, int count) {
+        Reductions.reduce(reduceOp, dataType, dst, dstOffset, src, srcOffset, count);
+    }
+
+    /**
+     * Returns scratch space of at least {@code bytes}, little-endian, position 0 and limit {@code
+     * bytes}. Scratch {@code slot} 0 and 1 are distinct buffers; both are reused by later
+     * collectives.
+     *
+     * @param slot which scratch buffer, 0 or 1
+     * @param bytes the size needed
+     * @return the buffer
+     */
+    public ByteBuffer scratch(int slot, int bytes) {
+        return scratch.get(slot, bytes);
+    }
+
+    /**
+     * Returns a little-endian view of {@code length} bytes of {@code buffer} from {@code offset}.
+     *
+     * @param buffer the buffer
+     * @param offset the first byte
+     * @param length the number of bytes
+     * @return the view, with position 0 and limit {@code length}
+     */
+    public static ByteBuffer slice(ByteBuffer buffer, int offset, int length) {
+        return buffer.slice(offset, length).order(ByteOrder.LITTLE_ENDIAN);
+    }
+}

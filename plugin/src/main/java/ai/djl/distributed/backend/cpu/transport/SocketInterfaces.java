@@ -1,0 +1,102 @@
+package ai.djl.distributed.backend.cpu.transport;
+
+import ai.djl.distributed.rendezvous.DistributedEnv;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.DatagramSocket;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Picks the local address a rank listens on and publishes to its peers.
+ *
+ * <ol>
+ *   <li>{@code DJL_DIST_SOCKET_IFNAME} (or gloo's {@code GLOO_SOCKET_IFNAME}) names an interface:
+ *       its first IPv4 address, else its first address.
+ *   <li>Otherwise, when {@code MASTER_ADDR} is a remote host, the address this host routes to it
+ *       from: reachable from the master's network, never loopback.
+ *   <li>Otherwise (no master, or a master on this host) loopback: every rank is local.
+ * </ol>
+ */
+public final class SocketInterfaces {
+
+    /** The variable that names the interface. */
+    public static final String IFNAME = "DJL_DIST_SOCKET_IFNAME";
+
+    private SocketInterfaces() {}
+
+    /**
+     * Returns the address to listen on.
+     *
+     * @param env the launcher's environment
+     * @return the address
+     * @throws IllegalArgumentException if the named interface does not exist or has no address
+     */
+    public static InetAddress localAddress(DistributedEnv env) {
+        Optional<String> ifname = env.get(IFNAME).or(() -> env.get("GLOO_SOCKET_IFNAME"));
+        if (ifname.isPresent()) {
+            return interfaceAddress(ifname.get());
+        }
+        Optional<String> master = env.get("MASTER_ADDR");
+        try {
+            if (master.isPresent()) {
+                InetAddress m = InetAddress.getByName(master.get());
+                if (!m.isLoopbackAddress() && NetworkInterface.getByInetAddress(m) == null) {
+                    return routeTo(m);
+                }
+            }
+            return InetAddress.getLoopbackAddress();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot choose a local address: " + e.getMessage(), e);
+        }
+    }
+
+    private static InetAddress routeTo(InetAddress remote) throws SocketException {
+        // Connecting a UDP socket sends nothing; it only asks the kernel for the route's source.
+        try (DatagramSocket s = new DatagramSocket()) {
+            s.connect(new InetSocketAddress(remote, 9));
+            InetAddress local = s.getLocalAddress();
+            if (local == null || local.isAnyLocalAddress()) {
+                throw new SocketException("no route to " + remote);
+            }
+            return local;
+        }
+    }
+
+    private static InetAddress interfaceAddress(String name) {
+        try {
+            NetworkInterface nif = NetworkInterface.getByName(name);
+            if (nif == null) {
+                List<String> names = new ArrayList<>();
+                for (NetworkInterface n :
+                        Collections.list(NetworkInterface.getNetworkInterfaces())) {
+                    names.add(n.getName());
+                }
+                throw new IllegalArgumentException(
+                        IFNAME + ": '" + name + "' (expected: one of " + names + ")");
+            }
+            List<InetAddress> addresses = Collections.list(nif.getInetAddresses());
+            for (InetAddress a : addresses) {
+                if (a instanceof Inet4Address) {
+                    return a;
+                }
+            }
+            if (addresses.isEmpty()) {
+                throw new IllegalArgumentException(
+                        IFNAME + ": '" + name + "' (expected: an interface with an address)");
+            }
+            return addresses.get(0);
+        } catch (SocketException e) {
+            throw new UncheckedIOException(
+                    "cannot read interface " + name + ": " + e.getMessage(), e);
+        }
+    }
+}

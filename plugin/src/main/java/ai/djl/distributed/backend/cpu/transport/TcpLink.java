@@ -1,0 +1,371 @@
+package ai.djl.distributed.backend.cpu.transport;
+
+import ai.djl.distributed.backend.CommunicationException;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The connection to one peer: a queue of frames to write and the state of the frame being read.
+ * Every method runs on the transport's I/O thread, so nothing here is locked.
+ */
+final class TcpLink {
+
+    /** A frame waiting to be written: its header, its body, and whom to tell when done. */
+    record OutFrame(ByteBuffer[] buffers, Transfer transfer) {}
+
+    /** A receive posted before its message arrived. */
+    record PostedRecv(long slot, OpSignature signature, ByteBuffer into, Transfer transfer) {}
+
+    /** A message that arrived before its receive was posted. */
+    record Stashed(Frame frame, ByteBuffer body) {}
+
+    final int peer;
+    private final SocketChannel channel;
+    private final TcpTransport transport;
+    private SelectionKey key;
+    private final ArrayDeque<OutFrame> out = new ArrayDeque<>();
+    private final Map<Long, PostedRecv> posted = new HashMap<>();
+    private final Map<Long, Stashed> stash = new HashMap<>();
+    private long currentSeq = -1; // the collective this rank runs, as begin() was told
+    private OpSignature currentSig;
+    // What this rank called for its last few collectives, to name both sides of a mismatch.
+    private final Map<Long, OpSignature> recent =
+            new java.util.LinkedHashMap<>() {
+                private static final long serialVersionUID = 1L;
+
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<Long, OpSignature> eldest) {
+                    return size() > 16;
+                }
+            };
+    private final ByteBuffer header =
+            ByteBuffer.allocateDirect(Frame.HEADER_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+
+    /** Early collective messages up to this size are stashed; larger ones wait in the socket. */
+    static final int STASH_LIMIT = 64 * 1024;
+
+    private Frame inFrame; // the frame whose body is being read, or null while reading a header
+    private boolean parked; // inFrame's body waits in the socket for its receive to be posted
+    private ByteBuffer inBody;
+    private PostedRecv inRecv; // where inBody goes, or null when it is stashed
+    private CommunicationException closedCause; // why the peer can no longer be reached
+
+    TcpLink(int peer, SocketChannel channel, TcpTransport transport) {
+        this.peer = peer;
+        this.channel = channel;
+        this.transport = transport;
+    }
+
+    void register(SelectionKey key) {
+        this.key = key;
+    }
+
+    SocketChannel channel() {
+        return channel;
+    }
+
+    void postSend(OutFrame frame) {
+        if (closedCause != null) {
+            frame.transfer().fail(closedCause);
+            return;
+        }
+        out.add(frame);
+        try {
+            flush();
+        } catch (IOException e) {
+            throw new CommunicationException(
+                    "the connection to rank " + peer + " failed: " + e.getMessage(), peer, e);
+        }
+    }
+
+    /** Writes queued frames until the socket is full; called when posting and when writable. */
+    void flush() throws IOException {
+        while (!out.isEmpty()) {
+            OutFrame f = out.peek();
+            channel.write(f.buffers());
+            if (f.buffers()[f.buffers().length - 1].hasRemaining()) {
+                updateInterest();
+                return;
+            }
+            out.poll();
+            if (f.transfer() != null) {
+                f.transfer().complete();
+            }
+        }
+        updateInterest();
+    }
+
+    private void updateInterest() {
+        key.interestOps(
+                (parked ? 0 : SelectionKey.OP_READ) | (out.isEmpty() ? 0 : SelectionKey.OP_WRITE));
+    }
+
+    void postRecv(PostedRecv r) {
+        if (closedCause != null) {
+            r.transfer().fail(closedCause);
+            return;
+        }
+        if (parked && inFrame.slot == r.slot()) {
+            // The message is in the socket already: read it straight into the receive.
+            checkMatch(r, inFrame);
+            parked = false;
+            inRecv = r;
+            inBody = r.into().duplicate();
+            updateInterest();
+            try {
+                onReadable();
+            } catch (IOException e) {
+                throw new CommunicationException(
+                        "the connection to rank " + peer + " failed: " + e.getMessage(), peer, e);
+            }
+            return;
+        }
+        Stashed s = stash.remove(r.slot());
+        if (s != null) {
+            checkMatch(r, s.frame());
+            r.into().duplicate().put(s.body());
+            r.transfer().complete();
+            return;
+        }
+        if (Frame.isCollective(r.slot())) {
+            // Messages from one peer arrive in its order of collectives: a later collective's
+            // message before this one's means the peer skipped it.
+            if (parked && Frame.seqOf(inFrame.slot) > Frame.seqOf(r.slot())) {
+                throw skipped(r, inFrame);
+            }
+            for (Stashed later : stash.values()) {
+                if (Frame.isCollective(later.frame().slot)
+                        && Frame.seqOf(later.frame().slot) > Frame.seqOf(r.slot())) {
+                    throw skipped(r, later.frame());
+                }
+            }
+        }
+        posted.put(r.slot(), r);
+    }
+
+    void begin(long seq, OpSignature sig) {
+        currentSeq = seq;
+        currentSig = sig;
+        recent.put(seq, sig);
+        for (Stashed st : stash.values()) {
+            checkCurrent(st.frame());
+        }
+        if (parked) {
+            checkCurrent(inFrame);
+        }
+    }
+
+    /**
+     * A peer's message for a collective this rank runs or has run must carry the signature this
+     * rank called it with; one for a collective this rank has finished without it was skipped.
+     */
+    private void checkCurrent(Frame f) {
+        if (f.kind != Frame.DATA || !Frame.isCollective(f.slot)) {
+            return;
+        }
+        long seq = Frame.seqOf(f.slot);
+        OpSignature mine = recent.get(seq);
+        if (mine != null && !mine.equals(f.signature)) {
+            throw new CommunicationException(
+                    "mismatch with rank "
+                            + peer
+                            + " at collective #"
+                            + seq
+                            + ": this rank called "
+                            + mine
+                            + ", rank "
+                            + peer
+                            + " called "
+                            + f.signature
+                            + " (every rank must issue the same collectives, with the same"
+                            + " sizes and types, in the same order)",
+                    peer);
+        }
+    }
+
+    /** Reads whatever the socket holds, completing receives and stashing early messages. */
+    void onReadable() throws IOException {
+        while (true) {
+            if (inFrame == null) {
+                if (channel.read(header) < 0) {
+                    peerGone("lost the connection to rank " + peer + " (its process died?)", false);
+                    return;
+                }
+                if (header.hasRemaining()) {
+                    return;
+                }
+                header.flip();
+                Frame f = Frame.decode(header, peer);
+                header.clear();
+                startBody(f);
+            }
+            if (parked) {
+                return;
+            }
+            while (inBody.hasRemaining()) {
+                int n = channel.read(inBody);
+                if (n < 0) {
+                    peerGone(
+                            "lost the connection to rank "
+                                    + peer
+                                    + " mid-message (its process died?)",
+                            false);
+                    return;
+                } else if (n == 0) {
+                    return;
+                }
+            }
+            finishBody();
+            if (closedCause != null) {
+                return; // the frame was a goodbye
+            }
+        }
+    }
+
+    private void startBody(Frame f) {
+        inFrame = f;
+        inRecv = null;
+        int length = (int) f.length;
+        if (f.kind == Frame.DATA) {
+            inRecv = posted.remove(f.slot);
+            if (inRecv != null) {
+                checkMatch(inRecv, f);
+                inBody = inRecv.into().duplicate();
+                return;
+            }
+            if (Frame.isCollective(f.slot)) {
+                checkCurrent(f);
+                for (PostedRecv earlier : posted.values()) {
+                    if (Frame.isCollective(earlier.slot())
+                            && Frame.seqOf(earlier.slot()) < Frame.seqOf(f.slot)) {
+                        throw skipped(earlier, f);
+                    }
+                }
+            }
+        }
+        inBody =
+                length > 64 * 1024
+                        ? ByteBuffer.allocateDirect(length)
+                        : ByteBuffer.allocate(length);
+    }
+
+    private void finishBody() {
+        Frame f = inFrame;
+        inFrame = null;
+        if (f.kind == Frame.ABORT) {
+            String reason = StandardCharsets.UTF_8.decode(inBody.flip()).toString();
+            throw new CommunicationException(
+                    "rank " + peer + " aborted its process group: " + reason, peer);
+        } else if (f.kind == Frame.BYE) {
+            peerGone("rank " + peer + " has destroyed its process group", true);
+        } else if (inRecv != null) {
+            inRecv.transfer().complete();
+        } else {
+            PostedRecv late = posted.remove(f.slot);
+            if (late != null) {
+                // Its receive was posted while this body was being read into a stash buffer.
+                checkMatch(late, f);
+                late.into().duplicate().put(inBody.flip());
+                late.transfer().complete();
+            } else {
+                stash.put(f.slot, new Stashed(f, inBody.flip()));
+            }
+        }
+        inRecv = null;
+        inBody = null;
+    }
+
+    /** The peer left: fails what waits on it; the transport decides whether that is fatal. */
+    private void peerGone(String reason, boolean orderly) {
+        CommunicationException e = new CommunicationException(reason, peer);
+        close(e);
+        transport.onPeerGone(e, orderly);
+    }
+
+    /** Fails everything pending on this link and every later post; closes the socket. */
+    void close(CommunicationException e) {
+        if (closedCause == null) {
+            closedCause = e;
+        }
+        if (key != null) {
+            key.cancel();
+        }
+        try {
+            channel.close();
+        } catch (IOException ignored) {
+            // Closing a socket we are abandoning: nothing left to report.
+        }
+        posted.values().forEach(r -> r.transfer().fail(e));
+        posted.clear();
+        for (OutFrame f : out) {
+            if (f.transfer() != null) {
+                f.transfer().fail(e);
+            }
+        }
+        out.clear();
+    }
+
+    boolean isClosed() {
+        return closedCause != null;
+    }
+
+    /** Whether a frame can be written now without splitting one already under way. */
+    boolean isIdle() {
+        return out.isEmpty();
+    }
+
+    private void checkMatch(PostedRecv r, Frame f) {
+        if (!r.signature().equals(f.signature) || r.into().remaining() != f.length) {
+            String what =
+                    Frame.isCollective(r.slot()) ? "collective #" + Frame.seqOf(r.slot()) : "";
+            CommunicationException e =
+                    new CommunicationException(
+                            "mismatch with rank "
+                                    + peer
+                                    + (what.isEmpty() ? "" : " at " + what)
+                                    + ": this rank called "
+                                    + r.signature()
+                                    + " expecting "
+                                    + r.into().remaining()
+                                    + " bytes, rank "
+                                    + peer
+                                    + " called "
+                                    + f.signature
+                                    + " sending "
+                                    + f.length
+                                    + " bytes (every rank must issue the same collectives, with the same"
+                                    + " sizes and types, in the same order)",
+                            peer);
+            // The receive is no longer in the posted map: fail it here, the abort will not.
+            r.transfer().fail(e);
+            throw e;
+        }
+    }
+
+    private CommunicationException skipped(PostedRecv mine, Frame theirs) {
+        return new CommunicationException(
+                "mismatch with rank "
+                        + peer
+                        + ": this rank is at collective #"
+                        + Frame.seqOf(mine.slot())
+                        + " "
+                        + mine.signature()
+                        + ", but rank "
+                        + peer
+                        + " has moved on to collective #"
+                        + Frame.seqOf(theirs.slot)
+                        + " "
+                        + theirs.signature
+                        + " without sending this one's data (every rank must issue the same"
+                        + " collectives in the same order)",
+                peer);
+    }
+}

@@ -1,0 +1,224 @@
+package ai.djl.distributed.backend.cpu.transport;
+
+import ai.djl.distributed.backend.CommunicationException;
+import ai.djl.distributed.store.Store;
+import ai.djl.distributed.store.StoreTimeoutException;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * Builds the full mesh of a {@link TcpTransport}. Each rank listens on an ephemeral port and
+ * publishes {@code host:port} under {@code tcp/<rank>} in the group's store; then it connects to
+ * every lower rank (sending a hello: magic, its rank, the group size) and accepts every higher one.
+ * Connecting before accepting cannot deadlock: a connection completes in the listener's backlog.
+ */
+final class TcpMesh {
+
+    private static final int MAGIC = 0x444A4C44; // "DJLD"
+    private static final int HELLO_BYTES = 12;
+
+    private TcpMesh() {}
+
+    static SocketChannel[] connect(
+            Store store, int rank, int size, InetAddress address, Duration timeout) {
+        Deadline deadline = Deadline.after(timeout);
+        SocketChannel[] channels = new SocketChannel[size];
+        try (ServerSocketChannel server = ServerSocketChannel.open()) {
+            server.bind(new InetSocketAddress(address, 0), size);
+            int port = ((InetSocketAddress) server.getLocalAddress()).getPort();
+            store.set(
+                    key(rank),
+                    (address.getHostAddress() + ":" + port).getBytes(StandardCharsets.UTF_8));
+            for (int peer = 0; peer < rank; peer++) {
+                channels[peer] = connectTo(store, peer, rank, size, deadline);
+            }
+            acceptHigher(server, channels, rank, size, deadline);
+            for (SocketChannel c : channels) {
+                if (c != null) {
+                    c.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                }
+            }
+            return channels;
+        } catch (IOException | RuntimeException e) {
+            closeAll(channels);
+            if (e instanceof CommunicationException ce) {
+                throw ce;
+            }
+            throw new CommunicationException(
+                    "rank " + rank + " could not connect its TCP mesh: " + e.getMessage(), -1, e);
+        }
+    }
+
+    static void closeAll(SocketChannel[] channels) {
+        for (SocketChannel c : channels) {
+            if (c != null) {
+                try {
+                    c.close();
+                } catch (IOException ignored) {
+                    // Abandoning a half-built mesh; the original failure is what matters.
+                }
+            }
+        }
+    }
+
+    private static String key(int rank) {
+        return "tcp/" + rank;
+    }
+
+    private static SocketChannel connectTo(
+            Store store, int peer, int rank, int size, Deadline deadline) throws IOException {
+        String endpoint;
+        try {
+            store.waitFor(List.of(key(peer)), remaining(deadline));
+            endpoint = new String(store.get(key(peer)), StandardCharsets.UTF_8);
+        } catch (StoreTimeoutException e) {
+            throw new CommunicationException(
+                    "rank " + peer + " did not publish its address within " + deadline.timeout(),
+                    peer,
+                    e);
+        }
+        int colon = endpoint.lastIndexOf(':');
+        InetSocketAddress target =
+                new InetSocketAddress(
+                        endpoint.substring(0, colon),
+                        Integer.parseInt(endpoint.substring(colon + 1)));
+        SocketChannel channel = SocketChannel.open();
+        try {
+            channel.configureBlocking(false);
+            if (!channel.connect(target)) {
+                awaitOp(channel, SelectionKey.OP_CONNECT, peer, deadline, "connect to " + target);
+                channel.finishConnect();
+            }
+            ByteBuffer hello = ByteBuffer.allocate(HELLO_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+            hello.putInt(MAGIC).putInt(rank).putInt(size).flip();
+            while (hello.hasRemaining()) {
+                if (channel.write(hello) == 0) {
+                    awaitOp(channel, SelectionKey.OP_WRITE, peer, deadline, "send hello");
+                }
+            }
+            channel.configureBlocking(true);
+            return channel;
+        } catch (IOException | RuntimeException e) {
+            channel.close();
+            throw e;
+        }
+    }
+
+    private static void acceptHigher(
+            ServerSocketChannel server,
+            SocketChannel[] channels,
+            int rank,
+            int size,
+            Deadline deadline)
+            throws IOException {
+        server.configureBlocking(false);
+        int missing = size - 1 - rank;
+        while (missing > 0) {
+            SocketChannel c = server.accept();
+            if (c == null) {
+                awaitAccept(server, channels, rank, deadline);
+                continue;
+            }
+            int peer = readHello(c, rank, size, deadline);
+            if (channels[peer] != null) {
+                c.close();
+                throw new CommunicationException(
+                        "rank " + peer + " connected twice to rank " + rank, peer);
+            }
+            channels[peer] = c;
+            missing--;
+        }
+    }
+
+    private static int readHello(SocketChannel c, int rank, int size, Deadline deadline)
+            throws IOException {
+        c.configureBlocking(false);
+        ByteBuffer hello = ByteBuffer.allocate(HELLO_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        while (hello.hasRemaining()) {
+            int n = c.read(hello);
+            if (n < 0) {
+                c.close();
+                throw new IOException("a peer closed its connection before its hello");
+            } else if (n == 0) {
+                awaitOp(c, SelectionKey.OP_READ, -1, deadline, "read a hello");
+            }
+        }
+        hello.flip();
+        int magic = hello.getInt();
+        int peer = hello.getInt();
+        int peerSize = hello.getInt();
+        if (magic != MAGIC || peerSize != size || peer <= rank || peer >= size) {
+            c.close();
+            throw new CommunicationException(
+                    "rank "
+                            + rank
+                            + " got a bad hello: magic "
+                            + Integer.toHexString(magic)
+                            + ", rank "
+                            + peer
+                            + ", size "
+                            + peerSize
+                            + " (expected: a higher rank of a group of "
+                            + size
+                            + ")",
+                    -1);
+        }
+        c.configureBlocking(true);
+        return peer;
+    }
+
+    private static void awaitAccept(
+            ServerSocketChannel server, SocketChannel[] channels, int rank, Deadline deadline)
+            throws IOException {
+        try (Selector selector = Selector.open()) {
+            server.register(selector, SelectionKey.OP_ACCEPT);
+            long ms = deadline.remainingNanos() / 1_000_000;
+            if (ms <= 0 || selector.select(ms) == 0 && deadline.remainingNanos() <= 0) {
+                StringBuilder missing = new StringBuilder();
+                for (int p = rank + 1; p < channels.length; p++) {
+                    if (channels[p] == null) {
+                        missing.append(missing.length() == 0 ? "" : ", ").append(p);
+                    }
+                }
+                throw new CommunicationException(
+                        "rank "
+                                + rank
+                                + " timed out after "
+                                + deadline.timeout()
+                                + " waiting for ranks ["
+                                + missing
+                                + "] to connect",
+                        -1);
+            }
+        }
+    }
+
+    private static void awaitOp(
+            SocketChannel channel, int op, int peer, Deadline deadline, String what)
+            throws IOException {
+        try (Selector selector = Selector.open()) {
+            channel.register(selector, op);
+            long ms = deadline.remainingNanos() / 1_000_000;
+            if (ms <= 0 || selector.select(ms) == 0 && deadline.remainingNanos() <= 0) {
+                throw new CommunicationException(
+                        "timed out after " + deadline.timeout() + " trying to " + what, peer);
+            }
+        }
+    }
+
+    private static Duration remaining(Deadline deadline) {
+        return Duration.ofNanos(Math.max(1_000_000, deadline.remainingNanos()));
+    }
+}

@@ -1,0 +1,100 @@
+package ai.djl.distributed.backend.cpu.transport;
+
+import ai.djl.distributed.backend.CommunicationException;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * One posted send or receive. It completes once, successfully or with a {@link
+ * CommunicationException}; {@link #await(Deadline)} blocks until then or until a deadline.
+ * Thread-safe.
+ */
+public final class Transfer {
+
+    private final int peer;
+    private final boolean send;
+    private final OpSignature signature;
+    private final long bytes;
+    private final CompletableFuture<Void> done = new CompletableFuture<>();
+
+    Transfer(int peer, boolean send, OpSignature signature, long bytes) {
+        this.peer = peer;
+        this.send = send;
+        this.signature = signature;
+        this.bytes = bytes;
+    }
+
+    /**
+     * Returns the peer's rank.
+     *
+     * @return the rank
+     */
+    public int getPeer() {
+        return peer;
+    }
+
+    /**
+     * Returns whether the transfer has completed, successfully or not.
+     *
+     * @return whether it is done
+     */
+    public boolean isDone() {
+        return done.isDone();
+    }
+
+    /**
+     * Returns a future completed with the transfer: normally, or with its {@link
+     * CommunicationException}. Dependent stages run on the transport's I/O thread: keep them short.
+     *
+     * @return the future
+     */
+    public CompletableFuture<Void> future() {
+        return done;
+    }
+
+    /**
+     * Waits until the transfer completes.
+     *
+     * @param deadline when to give up
+     * @throws CommunicationException if it failed, or if the deadline passed first (naming the peer
+     *     and the operation)
+     */
+    public void await(Deadline deadline) {
+        try {
+            done.get(Math.max(0, deadline.remainingNanos()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CommunicationException(
+                    "interrupted while waiting for rank " + peer + " in " + signature, peer, e);
+        } catch (ExecutionException e) {
+            CommunicationException f = (CommunicationException) e.getCause();
+            // Rethrow on the waiting thread, keeping the I/O thread's exception as the cause.
+            throw new CommunicationException(f.getMessage(), f.getPeerRank(), f);
+        } catch (TimeoutException e) {
+            throw new CommunicationException(
+                    signature
+                            + " timed out after "
+                            + deadline.timeout()
+                            + " waiting for rank "
+                            + peer
+                            + (send ? " to receive " : " to send ")
+                            + bytes
+                            + " bytes (did rank "
+                            + peer
+                            + " die, stall, or skip this collective?)",
+                    peer,
+                    e);
+        }
+    }
+
+    void complete() {
+        done.complete(null);
+    }
+
+    void fail(CommunicationException cause) {
+        done.completeExceptionally(cause);
+    }
+}

@@ -1,0 +1,116 @@
+package ai.djl.distributed.backend.cpu.transport;
+
+import ai.djl.distributed.backend.CommunicationException;
+
+import java.nio.ByteBuffer;
+
+/**
+ * Moves bytes between the ranks of one group; it knows nothing of collectives. Algorithms post
+ * sends and receives, each naming a peer, a slot and the operation's signature, and wait on the
+ * returned {@link Transfer}s. Every message carries its slot and signature: a receive matches the
+ * one message with its slot from its peer; a message that arrives before its receive is posted is
+ * held until it is. A message whose signature or length differs from its receive's fails the
+ * transport with a {@link CommunicationException} naming both sides.
+ *
+ * <p>Collective slots (non-negative) increase along each rank's sequence of collectives; point to
+ * point slots are negative (see {@link #p2pSlot(int, int)}).
+ *
+ * <p>Thread-safe: any thread may post; transfers complete on the transport's own I/O thread. A
+ * failure of any link (a peer that dies, a malformed frame, a mismatch) fails the whole transport:
+ * every pending and later transfer fails with that cause. {@link #close()} says goodbye to every
+ * peer and releases the sockets; it is idempotent.
+ */
+public interface Transport extends AutoCloseable {
+
+    /** Bits of a collective slot that number the messages within one collective. */
+    int INDEX_BITS = 24;
+
+    /**
+     * Returns the slot of a collective's message.
+     *
+     * @param seq the collective's sequence number in its group
+     * @param index the message's index within the collective, below 2^24
+     * @return the slot
+     */
+    static long collectiveSlot(long seq, int index) {
+        return (seq << INDEX_BITS) | index;
+    }
+
+    /**
+     * Returns the slot of a point-to-point message.
+     *
+     * @param tag the user's tag, non-negative
+     * @param counter the number of earlier messages with this tag between the same two ranks
+     * @return the slot, negative
+     */
+    static long p2pSlot(int tag, int counter) {
+        return Long.MIN_VALUE | ((long) tag << 32) | (counter & 0xFFFFFFFFL);
+    }
+
+    /**
+     * Returns this rank.
+     *
+     * @return the rank, in {@code [0, size)}
+     */
+    int getRank();
+
+    /**
+     * Returns the number of ranks.
+     *
+     * @return the size
+     */
+    int getSize();
+
+    /**
+     * Posts a send of {@code data}'s remaining bytes. The caller must not change those bytes until
+     * the transfer completes; {@code data}'s position and limit are not changed.
+     *
+     * @param peer the receiving rank, not this rank
+     * @param slot the message's slot
+     * @param signature the operation it belongs to
+     * @param data the bytes
+     * @return the transfer, complete once the bytes are handed to the peer's link
+     */
+    Transfer send(int peer, long slot, OpSignature signature, ByteBuffer data);
+
+    /**
+     * Posts a receive into {@code into}'s remaining bytes; the message must be exactly that long.
+     * {@code into}'s position and limit are not changed.
+     *
+     * @param peer the sending rank, not this rank
+     * @param slot the message's slot
+     * @param signature the operation it belongs to, as this rank sees it
+     * @param into where the bytes go
+     * @return the transfer, complete once the bytes are in {@code into}
+     */
+    Transfer recv(int peer, long slot, OpSignature signature, ByteBuffer into);
+
+    /**
+     * Tells the transport which collective this rank now runs, so that a peer's message for the
+     * same collective with another signature is reported at once, even when this rank expects no
+     * message from that peer.
+     *
+     * @param seq the collective's sequence number
+     * @param signature what this rank called
+     */
+    void beginCollective(long seq, OpSignature signature);
+
+    /**
+     * Fails the transport: every pending and later transfer fails with {@code cause}, and the peers
+     * are told (best effort) so that they fail too instead of waiting for their timeout.
+     *
+     * @param cause the failure
+     */
+    void abort(CommunicationException cause);
+
+    /**
+     * Returns the failure that aborted the transport.
+     *
+     * @return the failure, or null while the transport is healthy
+     */
+    CommunicationException getFailure();
+
+    /** Says goodbye to the peers and releases the transport's sockets and thread; idempotent. */
+    @Override
+    void close();
+}

@@ -1,0 +1,177 @@
+package ai.djl.distributed.bench;
+
+import ai.djl.Device;
+import ai.djl.distributed.pg.ProcessGroup;
+import ai.djl.distributed.pg.ProcessGroups;
+import ai.djl.distributed.pg.ReduceOp;
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDManager;
+import ai.djl.ndarray.types.Shape;
+
+import java.io.File;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Paths;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Collective bandwidth in the style of nccl-tests, matching {@code torch_collectives_bench.py} line
+ * for line: float32 arrays of ones, two warm-up runs, then 20 timed runs up to 1 MiB and 5 above,
+ * between barriers; rank 0 prints the time, algbw = bytes / time and busbw = algbw times
+ * nccl-tests' factor for the op.
+ */
+public final class CollectivesBench {
+
+    private CollectivesBench() {}
+
+    /**
+     * Starts {@code worldSize} local ranks, one JVM each with one compute thread, and waits.
+     *
+     * @param worldSize the number of ranks
+     * @param ops the operations
+     * @param sizes the message sizes in bytes
+     * @return the exit code: 0 if every rank succeeded
+     * @throws IOException if a rank cannot be started
+     * @throws InterruptedException if interrupted while waiting
+     */
+    public static int launch(int worldSize, List<String> ops, List<Long> sizes)
+            throws IOException, InterruptedException {
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        String java = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
+        List<Process> ranks = new ArrayList<>();
+        try {
+            for (int r = 0; r < worldSize; r++) {
+                ProcessBuilder pb =
+                        new ProcessBuilder(
+                                java,
+                                "-cp",
+                                System.getProperty("java.class.path"),
+                                "-Dai.djl.pytorch.num_threads=1",
+                                "-Dai.djl.pytorch.num_interop_threads=1",
+                                CollectivesBench.class.getName(),
+                                String.join(",", ops),
+                                String.join(",", sizes.stream().map(String::valueOf).toList()));
+                Map<String, String> env = pb.environment();
+                env.put("RANK", String.valueOf(r));
+                env.put("WORLD_SIZE", String.valueOf(worldSize));
+                env.put("MASTER_ADDR", "127.0.0.1");
+                env.put("MASTER_PORT", String.valueOf(port));
+                env.put("OMP_NUM_THREADS", "1");
+                pb.redirectError(ProcessBuilder.Redirect.INHERIT);
+                pb.redirectOutput(
+                        r == 0
+                                ? ProcessBuilder.Redirect.INHERIT
+                                : ProcessBuilder.Redirect.to(new File("/dev/null")));
+                ranks.add(pb.start());
+            }
+            int code = 0;
+            for (Process p : ranks) {
+                if (!p.waitFor(20, TimeUnit.MINUTES)) {
+                    return 124;
+                }
+                code = Math.max(code, p.exitValue());
+            }
+            return code;
+        } finally {
+            ranks.forEach(Process::destroyForcibly);
+        }
+    }
+
+    /**
+     * One rank of the benchmark, configured by the launcher's environment.
+     *
+     * @param args the comma-separated ops and sizes
+     */
+    public static void main(String[] args) {
+        List<String> ops = Arrays.asList(args[0].split(","));
+        List<Long> sizes = Arrays.stream(args[1].split(",")).map(Long::parseLong).toList();
+        try (ProcessGroup g = ProcessGroups.init("cpu", "env://", -1, -1, Duration.ofMinutes(5));
+                NDManager m = NDManager.newBaseManager(Device.cpu())) {
+            // Steady state, as a long training run sees it: let the JIT compile the paths first.
+            for (String op : ops) {
+                run(g, m, op, 4096L * g.getSize(), 300, false);
+                run(g, m, op, (1L << 20) * g.getSize(), 20, false);
+            }
+            for (String op : ops) {
+                for (long bytes : sizes) {
+                    run(g, m, op, bytes, bytes <= (1 << 20) ? 20 : 5, true);
+                }
+            }
+        }
+    }
+
+    private static void run(
+            ProcessGroup g, NDManager m, String op, long bytes, int iters, boolean print) {
+        int n = g.getSize();
+        long numel = bytes / 4;
+        try (NDManager sub = m.newSubManager()) {
+            NDArray t = sub.ones(new Shape(numel));
+            Runnable f;
+            switch (op) {
+                case "all_reduce":
+                    f = () -> g.allReduce(t, ReduceOp.SUM);
+                    break;
+                case "broadcast":
+                    f = () -> g.broadcast(t, 0);
+                    break;
+                case "all_gather":
+                    List<NDArray> outs = new ArrayList<>();
+                    for (int i = 0; i < n; i++) {
+                        outs.add(sub.zeros(new Shape(numel / n)));
+                    }
+                    NDArray in = sub.ones(new Shape(numel / n));
+                    f = () -> g.allGather(outs, in);
+                    break;
+                case "all_to_all":
+                    NDArray o = sub.zeros(new Shape(numel));
+                    f = () -> g.allToAllSingle(o, t, null, null);
+                    break;
+                case "reduce_scatter":
+                    NDArray rs = sub.zeros(new Shape(numel / n));
+                    f = () -> g.reduceScatterTensor(rs, t, ReduceOp.SUM);
+                    break;
+                default:
+                    throw new IllegalArgumentException(
+                            "op: "
+                                    + op
+                                    + " (expected: all_reduce, broadcast, all_gather,"
+                                    + " all_to_all, reduce_scatter)");
+            }
+            f.run();
+            f.run();
+            g.barrier();
+            long t0 = System.nanoTime();
+            for (int i = 0; i < iters; i++) {
+                f.run();
+            }
+            g.barrier();
+            double dt = (System.nanoTime() - t0) / 1e9 / iters;
+            if (print && g.getRank() == 0) {
+                double algbw = bytes / dt / 1e9;
+                System.out.printf(
+                        "%-15s n=%d bytes=%10d time_us=%10.1f algbw_GBps=%6.3f busbw_GBps=%6.3f%n",
+                        op, n, bytes, dt * 1e6, algbw, algbw * busFactor(op, n));
+                System.out.flush();
+            }
+        }
+    }
+
+    static double busFactor(String op, int n) {
+        switch (op) {
+            case "all_reduce":
+                return 2.0 * (n - 1) / n;
+            case "broadcast":
+                return 1.0;
+            default:
+                return (n - 1.0) / n;
+        }
+    }
+}

@@ -1,0 +1,118 @@
+package ai.djl.distributed.pg;
+
+import java.util.Optional;
+
+/**
+ * A 2-D layout of the world's ranks, as {@code init_device_mesh(device, (rows, cols))}: rank r sits
+ * at row {@code r / cols}, column {@code r % cols}. Dimension 0 runs down a column (typically data
+ * parallel: ranks holding the same model shard), dimension 1 along a row (typically model
+ * parallel). Creating a mesh is collective over the world: every rank creates every row and column
+ * group, in the same order, and keeps the two it belongs to.
+ *
+ * <p>Closing the mesh destroys its groups (the world group stays). Thread-safe.
+ */
+public final class DeviceMesh implements AutoCloseable {
+
+    private final int rows;
+    private final int cols;
+    private final int row;
+    private final int col;
+    private final ProcessGroup rowGroup;
+    private final ProcessGroup colGroup;
+
+    private DeviceMesh(int rows, int cols, int rank, ProcessGroup rowGroup, ProcessGroup colGroup) {
+        this.rows = rows;
+        this.cols = cols;
+        this.row = rank / cols;
+        this.col = rank % cols;
+        this.rowGroup = rowGroup;
+        this.colGroup = colGroup;
+    }
+
+    /**
+     * Lays the world out as {@code rows x cols}; blocks until the groups have connected.
+     *
+     * @param world the world group
+     * @param rows the size of dimension 0
+     * @param cols the size of dimension 1
+     * @return the mesh
+     */
+    public static DeviceMesh create(ProcessGroup world, int rows, int cols) {
+        if (rows <= 0 || cols <= 0 || (long) rows * cols != world.getSize()) {
+            throw new IllegalArgumentException(
+                    "mesh: "
+                            + rows
+                            + " x "
+                            + cols
+                            + " (expected: positive sizes whose product is the world size "
+                            + world.getSize()
+                            + ")");
+        }
+        int rank = world.getRank();
+        ProcessGroup mine = null;
+        for (int r = 0; r < rows; r++) {
+            int[] ranks = new int[cols];
+            for (int c = 0; c < cols; c++) {
+                ranks[c] = r * cols + c;
+            }
+            Optional<ProcessGroup> g = world.newGroup(ranks);
+            if (g.isPresent()) {
+                mine = g.get();
+            }
+        }
+        ProcessGroup rowGroup = mine;
+        mine = null;
+        for (int c = 0; c < cols; c++) {
+            int[] ranks = new int[rows];
+            for (int r = 0; r < rows; r++) {
+                ranks[r] = r * cols + c;
+            }
+            Optional<ProcessGroup> g = world.newGroup(ranks);
+            if (g.isPresent()) {
+                mine = g.get();
+            }
+        }
+        return new DeviceMesh(rows, cols, rank, rowGroup, mine);
+    }
+
+    /**
+     * Returns the group along one dimension: for dimension 0 the ranks of this rank's column, for
+     * dimension 1 those of its row.
+     *
+     * @param dim 0 or 1
+     * @return the group
+     */
+    public ProcessGroup getGroup(int dim) {
+        if (dim == 0) {
+            return colGroup;
+        } else if (dim == 1) {
+            return rowGroup;
+        }
+        throw new IllegalArgumentException("dim: " + dim + " (expected: 0 or 1)");
+    }
+
+    /**
+     * Returns this rank's coordinates.
+     *
+     * @return {row, column}
+     */
+    public int[] getCoordinate() {
+        return new int[] {row, col};
+    }
+
+    /**
+     * Returns the mesh's shape.
+     *
+     * @return {rows, columns}
+     */
+    public int[] getShape() {
+        return new int[] {rows, cols};
+    }
+
+    /** Destroys the row and column groups. */
+    @Override
+    public void close() {
+        rowGroup.close();
+        colGroup.close();
+    }
+}

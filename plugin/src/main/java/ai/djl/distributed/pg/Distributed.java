@@ -1,0 +1,108 @@
+package ai.djl.distributed.pg;
+
+import java.time.Duration;
+
+/**
+ * The global, one-world-per-process style of {@code torch.distributed}: {@link #initProcessGroup},
+ * {@link #getRank()}, {@link #getWorldSize()}, {@link #destroyProcessGroup()}. The collectives
+ * themselves are on the {@link ProcessGroup} that {@link #getWorldGroup()} returns. Code that needs
+ * several worlds in one JVM uses {@link ProcessGroups} instead.
+ *
+ * <p>Thread-safe.
+ */
+public final class Distributed {
+
+    private static ProcessGroup world;
+
+    private Distributed() {}
+
+    /**
+     * Initialises the world from the launcher's environment ({@code env://}: MASTER_ADDR,
+     * MASTER_PORT, RANK, WORLD_SIZE), with the default timeout.
+     *
+     * @param backend "cpu" (alias "gloo")
+     * @return the world group
+     */
+    public static ProcessGroup initProcessGroup(String backend) {
+        return initProcessGroup(backend, "env://", -1, -1, ProcessGroups.DEFAULT_TIMEOUT);
+    }
+
+    /**
+     * Initialises the world through an init method. Blocks until every rank has joined.
+     *
+     * @param backend "cpu" (alias "gloo")
+     * @param initMethod {@code env://}, {@code tcp://host:port} or {@code file:///path}
+     * @param rank this rank, or -1 to read it from the URL or the environment
+     * @param worldSize the number of ranks, or -1 to read it from the URL or the environment
+     * @param timeout the bound of the rendezvous and of every operation
+     * @return the world group
+     * @throws IllegalStateException if the world is already initialised
+     */
+    public static synchronized ProcessGroup initProcessGroup(
+            String backend, String initMethod, int rank, int worldSize, Duration timeout) {
+        if (world != null) {
+            throw new IllegalStateException(
+                    "the default process group is already initialised (destroyProcessGroup first)");
+        }
+        world = ProcessGroups.init(backend, initMethod, rank, worldSize, timeout);
+        return world;
+    }
+
+    /**
+     * Returns whether the world is initialised.
+     *
+     * @return whether {@link #initProcessGroup} has run and the world is not destroyed
+     */
+    public static synchronized boolean isInitialized() {
+        return world != null;
+    }
+
+    /**
+     * Returns the world group.
+     *
+     * @return the world group
+     * @throws IllegalStateException if it is not initialised
+     */
+    public static synchronized ProcessGroup getWorldGroup() {
+        if (world == null) {
+            throw new IllegalStateException(
+                    "the default process group has not been initialised (call initProcessGroup)");
+        }
+        return world;
+    }
+
+    /**
+     * Returns this process's world rank.
+     *
+     * @return the rank
+     */
+    public static int getRank() {
+        return getWorldGroup().getRank();
+    }
+
+    /**
+     * Returns the world size.
+     *
+     * @return the number of ranks
+     */
+    public static int getWorldSize() {
+        return getWorldGroup().getSize();
+    }
+
+    /**
+     * Returns the world group's backend name.
+     *
+     * @return the name
+     */
+    public static String getBackend() {
+        return getWorldGroup().getBackendName();
+    }
+
+    /** Destroys the world and every group created from it; does nothing if none is initialised. */
+    public static synchronized void destroyProcessGroup() {
+        if (world != null) {
+            world.close();
+            world = null;
+        }
+    }
+}

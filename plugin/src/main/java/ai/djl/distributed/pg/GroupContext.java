@@ -1,0 +1,123 @@
+package ai.djl.distributed.pg;
+
+import ai.djl.distributed.backend.Backend;
+import ai.djl.distributed.backend.BackendProvider;
+import ai.djl.distributed.store.PrefixStore;
+import ai.djl.distributed.store.Store;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * What the groups of one world share: the store, laid out as PyTorch lays it out ({@code
+ * default_pg/<group name>/<backend>/...}), the backend provider, the counter that names sub-groups,
+ * and the list of live groups. Closing the world group closes everything.
+ */
+final class GroupContext {
+
+    private final Store userStore;
+    private final boolean ownsStore;
+    private final Store root;
+    private final BackendProvider provider;
+    private final int worldRank;
+    private final int worldSize;
+    private final List<ProcessGroup> groups = new ArrayList<>();
+    private ProcessGroup world;
+    private int nextGroup = 1;
+    private boolean closed;
+
+    GroupContext(
+            Store userStore,
+            boolean ownsStore,
+            BackendProvider provider,
+            int worldRank,
+            int worldSize) {
+        this.userStore = userStore;
+        this.ownsStore = ownsStore;
+        this.root = new PrefixStore("default_pg", userStore);
+        this.provider = provider;
+        this.worldRank = worldRank;
+        this.worldSize = worldSize;
+    }
+
+    synchronized ProcessGroup createWorld(Duration timeout) {
+        int[] ranks = new int[worldSize];
+        Arrays.setAll(ranks, i -> i);
+        world = create("0", worldRank, ranks, timeout);
+        return world;
+    }
+
+    Optional<ProcessGroup> newGroup(int[] ranks, Duration timeout) {
+        int[] sorted = ranks.clone();
+        Arrays.sort(sorted);
+        for (int i = 0; i < sorted.length; i++) {
+            if (sorted[i] < 0 || sorted[i] >= worldSize || (i > 0 && sorted[i] == sorted[i - 1])) {
+                throw new IllegalArgumentException(
+                        "ranks: "
+                                + Arrays.toString(ranks)
+                                + " (expected: distinct world ranks in [0, "
+                                + worldSize
+                                + "))");
+            }
+        }
+        String name;
+        synchronized (this) {
+            checkOpen(world);
+            // Every rank numbers every group, member or not, so names agree across the world.
+            name = String.valueOf(nextGroup++);
+        }
+        int groupRank = Arrays.binarySearch(sorted, worldRank);
+        if (sorted.length == 0 || groupRank < 0) {
+            return Optional.empty();
+        }
+        return Optional.of(create(name, groupRank, sorted, timeout));
+    }
+
+    private ProcessGroup create(String name, int rank, int[] ranks, Duration timeout) {
+        Store store = new PrefixStore(provider.getNames().get(0), new PrefixStore(name, root));
+        Backend backend = provider.create(store, rank, ranks.length, timeout);
+        ProcessGroup g = new ProcessGroup(this, name, rank, ranks, backend, timeout);
+        synchronized (this) {
+            groups.add(g);
+        }
+        return g;
+    }
+
+    synchronized void checkOpen(ProcessGroup group) {
+        if (closed || (group != null && !groups.contains(group))) {
+            throw new IllegalStateException("the process group has been destroyed");
+        }
+    }
+
+    Store store() {
+        return userStore;
+    }
+
+    void close(ProcessGroup group) {
+        List<ProcessGroup> toClose;
+        synchronized (this) {
+            if (group != world) {
+                if (groups.remove(group)) {
+                    group.backend().close();
+                }
+                return;
+            }
+            if (closed) {
+                return;
+            }
+            closed = true;
+            toClose = new ArrayList<>(groups);
+            groups.clear();
+        }
+        // Sub-groups first, then the world, then the store they all met in.
+        for (int i = toClose.size() - 1; i >= 0; i--) {
+            toClose.get(i).backend().close();
+        }
+        if (ownsStore) {
+            userStore.close();
+        }
+    }
+}

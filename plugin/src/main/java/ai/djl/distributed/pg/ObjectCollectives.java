@@ -1,0 +1,159 @@
+package ai.djl.distributed.pg;
+
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDManager;
+import ai.djl.ndarray.types.DataType;
+import ai.djl.ndarray.types.Shape;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Collectives on byte arrays (serialized objects), as {@code broadcast_object_list}, {@code
+ * all_gather_object}, {@code gather_object} and {@code scatter_object_list}: the lengths go first,
+ * then the payloads padded to the longest, as uint8 arrays on the group's backend. Blocking; every
+ * rank of the group must call the same method in the same order. Thread-safe.
+ */
+public final class ObjectCollectives {
+
+    private final ProcessGroup group;
+
+    ObjectCollectives(ProcessGroup group) {
+        this.group = group;
+    }
+
+    /**
+     * Broadcasts rank {@code src}'s bytes.
+     *
+     * @param bytes the payload on {@code src}; ignored elsewhere (may be null)
+     * @param src the source rank
+     * @return the payload, on every rank
+     */
+    public byte[] broadcast(byte[] bytes, int src) {
+        Checks.rank("src", src, group.getSize());
+        boolean root = group.getRank() == src;
+        if (root && bytes == null) {
+            throw new IllegalArgumentException("bytes: null (expected: the payload on the source)");
+        }
+        try (NDManager m = NDManager.newBaseManager(ai.djl.Device.cpu())) {
+            NDArray length = m.create(new long[] {root ? bytes.length : 0});
+            group.broadcast(length, src);
+            int n = Math.toIntExact(length.getLong());
+            NDArray payload = root ? payload(m, bytes, n) : m.zeros(new Shape(n), DataType.UINT8);
+            group.broadcast(payload, src);
+            return root ? bytes.clone() : payload.toByteArray();
+        }
+    }
+
+    /**
+     * Gathers every rank's bytes on every rank.
+     *
+     * @param bytes this rank's payload
+     * @return every rank's payload, by rank
+     */
+    public List<byte[]> allGather(byte[] bytes) {
+        try (NDManager m = NDManager.newBaseManager(ai.djl.Device.cpu())) {
+            long[] lengths = lengths(m, bytes);
+            int max = (int) Arrays.stream(lengths).max().orElse(0);
+            NDArray out = m.zeros(new Shape((long) max * group.getSize()), DataType.UINT8);
+            group.allGatherIntoTensor(out, payload(m, bytes, max));
+            return unpad(out.toByteArray(), lengths, max);
+        }
+    }
+
+    /**
+     * Gathers every rank's bytes on rank {@code dst}.
+     *
+     * @param bytes this rank's payload
+     * @param dst the destination rank
+     * @return every rank's payload on {@code dst}; null elsewhere
+     */
+    public List<byte[]> gather(byte[] bytes, int dst) {
+        Checks.rank("dst", dst, group.getSize());
+        try (NDManager m = NDManager.newBaseManager(ai.djl.Device.cpu())) {
+            long[] lengths = lengths(m, bytes);
+            int max = (int) Arrays.stream(lengths).max().orElse(0);
+            List<NDArray> outs = new ArrayList<>();
+            if (group.getRank() == dst) {
+                for (int i = 0; i < group.getSize(); i++) {
+                    outs.add(m.zeros(new Shape(max), DataType.UINT8));
+                }
+            }
+            group.gather(payload(m, bytes, max), outs, dst);
+            if (group.getRank() != dst) {
+                return null;
+            }
+            List<byte[]> result = new ArrayList<>();
+            for (int i = 0; i < outs.size(); i++) {
+                result.add(Arrays.copyOf(outs.get(i).toByteArray(), (int) lengths[i]));
+            }
+            return result;
+        }
+    }
+
+    /**
+     * Scatters rank {@code src}'s payloads, one per rank.
+     *
+     * @param payloads on {@code src}, one per rank; ignored elsewhere
+     * @param src the source rank
+     * @return this rank's payload
+     */
+    public byte[] scatter(List<byte[]> payloads, int src) {
+        Checks.rank("src", src, group.getSize());
+        boolean root = group.getRank() == src;
+        int size = group.getSize();
+        if (root && (payloads == null || payloads.size() != size)) {
+            throw new IllegalArgumentException(
+                    "payloads: "
+                            + (payloads == null ? "null" : payloads.size())
+                            + " (expected: "
+                            + size
+                            + " payloads on the source)");
+        }
+        try (NDManager m = NDManager.newBaseManager(ai.djl.Device.cpu())) {
+            long[] all = new long[size];
+            if (root) {
+                for (int i = 0; i < size; i++) {
+                    all[i] = payloads.get(i).length;
+                }
+            }
+            NDArray lengths = m.create(all);
+            group.broadcast(lengths, src);
+            long[] known = lengths.toLongArray();
+            int max = (int) Arrays.stream(known).max().orElse(0);
+            List<NDArray> ins = new ArrayList<>();
+            if (root) {
+                for (byte[] p : payloads) {
+                    ins.add(payload(m, p, max));
+                }
+            }
+            NDArray out = m.zeros(new Shape(max), DataType.UINT8);
+            group.scatter(out, ins, src);
+            return Arrays.copyOf(out.toByteArray(), (int) known[group.getRank()]);
+        }
+    }
+
+    private long[] lengths(NDManager m, byte[] bytes) {
+        if (bytes == null) {
+            throw new IllegalArgumentException("bytes: null (expected: a payload)");
+        }
+        NDArray all = m.zeros(new Shape(group.getSize()), DataType.INT64);
+        group.allGatherIntoTensor(all, m.create(new long[] {bytes.length}));
+        return all.toLongArray();
+    }
+
+    private static NDArray payload(NDManager m, byte[] bytes, int length) {
+        return m.create(
+                ByteBuffer.wrap(Arrays.copyOf(bytes, length)), new Shape(length), DataType.UINT8);
+    }
+
+    private static List<byte[]> unpad(byte[] all, long[] lengths, int max) {
+        List<byte[]> result = new ArrayList<>(lengths.length);
+        for (int i = 0; i < lengths.length; i++) {
+            result.add(Arrays.copyOfRange(all, i * max, i * max + (int) lengths[i]));
+        }
+        return result;
+    }
+}

@@ -1,0 +1,610 @@
+package ai.djl.distributed.pg;
+
+import ai.djl.distributed.backend.Backend;
+import ai.djl.distributed.store.Store;
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.types.DataType;
+import ai.djl.ndarray.types.Shape;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Supplier;
+
+/**
+ * A group of ranks that run collectives together: torch.distributed's {@code ProcessGroup}, on DJL
+ * NDArrays. Create the world group with {@link ProcessGroups#init} (or the static facade {@link
+ * Distributed}) and sub-groups with {@link #newGroup}.
+ *
+ * <p><b>Ranks and order.</b> Ranks in arguments are this group's ranks ({@link #getGlobalRank} maps
+ * them to world ranks). Every rank of the group must issue the same collectives, with the same
+ * sizes and types, in the same order; a rank that does not is told so, naming the other side,
+ * rather than left hanging. Point-to-point sends and receives pair up by peer and tag.
+ *
+ * <p><b>Blocking.</b> Each collective has a synchronous form, which blocks until the operation is
+ * done on this rank, and an {@code ...Async} form, which returns a {@link Work} at once. Every
+ * operation is bounded by the group's timeout from when it starts; when a peer dies, every
+ * surviving rank's pending and later operations fail with a {@link
+ * ai.djl.distributed.backend.CommunicationException} naming it, and the group must be destroyed.
+ *
+ * <p><b>Arrays.</b> The caller owns every NDArray; the group never closes one. Operations work in
+ * place, as PyTorch's do: outputs (and the in-place array of broadcast and allReduce) are written,
+ * inputs only read. Until an asynchronous operation completes, keep its arrays open, do not write
+ * its inputs and do not read its outputs.
+ *
+ * <p>Thread-safe; {@link #close()} destroys the group.
+ */
+public final class ProcessGroup implements AutoCloseable {
+
+    private final GroupContext context;
+    private final String name;
+    private final int rank;
+    private final int size;
+    private final int[] globalRanks;
+    private final Backend backend;
+    private final Duration timeout;
+    private final ObjectCollectives objects;
+
+    ProcessGroup(
+            GroupContext context,
+            String name,
+            int rank,
+            int[] globalRanks,
+            Backend backend,
+            Duration timeout) {
+        this.context = context;
+        this.name = name;
+        this.rank = rank;
+        this.size = globalRanks.length;
+        this.globalRanks = globalRanks.clone();
+        this.backend = backend;
+        this.timeout = timeout;
+        this.objects = new ObjectCollectives(this);
+    }
+
+    /**
+     * Returns this process's rank in the group.
+     *
+     * @return the rank, in {@code [0, getSize())}
+     */
+    public int getRank() {
+        return rank;
+    }
+
+    /**
+     * Returns the number of ranks in the group.
+     *
+     * @return the size
+     */
+    public int getSize() {
+        return size;
+    }
+
+    /**
+     * Returns the group's name: "0" for the world, then "1", "2", ... in creation order.
+     *
+     * @return the name
+     */
+    public String getName() {
+        return name;
+    }
+
+    /**
+     * Returns the backend's name (e.g. "cpu").
+     *
+     * @return the name
+     */
+    public String getBackendName() {
+        return backend.getName();
+    }
+
+    /**
+     * Returns the bound of every operation of this group.
+     *
+     * @return the timeout
+     */
+    public Duration getTimeout() {
+        return timeout;
+    }
+
+    /**
+     * Returns the world rank of a group rank.
+     *
+     * @param groupRank a rank of this group
+     * @return its world rank
+     */
+    public int getGlobalRank(int groupRank) {
+        Checks.rank("groupRank", groupRank, size);
+        return globalRanks[groupRank];
+    }
+
+    /**
+     * Returns the group rank of a world rank.
+     *
+     * @param globalRank a world rank
+     * @return its rank in this group, or -1 if it is not a member
+     */
+    public int getGroupRank(int globalRank) {
+        for (int i = 0; i < size; i++) {
+            if (globalRanks[i] == globalRank) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * Creates a sub-group of the world, as {@code torch.distributed.new_group}. Every rank of the
+     * world must call this, in the same order relative to other {@code newGroup} calls, even ranks
+     * that are not members. Blocks until the members have connected.
+     *
+     * @param ranks the members' world ranks (sorted; a member's group rank is its position)
+     * @return the group, or empty on a rank that is not a member
+     */
+    public java.util.Optional<ProcessGroup> newGroup(int... ranks) {
+        return context.newGroup(ranks, timeout);
+    }
+
+    /**
+     * Broadcasts {@code array} from rank {@code src} to every rank, in place.
+     *
+     * @param array read on {@code src}, overwritten elsewhere; the same shape and type everywhere
+     * @param src the source rank
+     */
+    public void broadcast(NDArray array, int src) {
+        broadcastAsync(array, src).waitFor();
+    }
+
+    /**
+     * Starts {@link #broadcast(NDArray, int)}.
+     *
+     * @param array read on {@code src}, overwritten elsewhere
+     * @param src the source rank
+     * @return the work
+     */
+    public Work broadcastAsync(NDArray array, int src) {
+        Checks.array("array", array);
+        Checks.rank("src", src, size);
+        return run(() -> backend.broadcast(array, src));
+    }
+
+    /**
+     * Sums {@code array} across ranks, in place.
+     *
+     * @param array the data; the same shape and type everywhere
+     */
+    public void allReduce(NDArray array) {
+        allReduce(array, ReduceOp.SUM);
+    }
+
+    /**
+     * Reduces {@code array} across ranks with {@code op}, in place.
+     *
+     * @param array the data; the same shape and type everywhere
+     * @param op the reduction
+     */
+    public void allReduce(NDArray array, ReduceOp op) {
+        allReduceAsync(array, op).waitFor();
+    }
+
+    /**
+     * Starts {@link #allReduce(NDArray, ReduceOp)}.
+     *
+     * @param array the data
+     * @param op the reduction
+     * @return the work
+     */
+    public Work allReduceAsync(NDArray array, ReduceOp op) {
+        return allReduceCoalescedAsync(List.of(Checks.array("array", array)), op);
+    }
+
+    /**
+     * Reduces several arrays of one type as one operation (one message per step for all), in place.
+     *
+     * @param arrays the arrays; the same list of shapes everywhere
+     * @param op the reduction
+     */
+    public void allReduceCoalesced(List<NDArray> arrays, ReduceOp op) {
+        allReduceCoalescedAsync(arrays, op).waitFor();
+    }
+
+    /**
+     * Starts {@link #allReduceCoalesced(List, ReduceOp)}.
+     *
+     * @param arrays the arrays
+     * @param op the reduction
+     * @return the work
+     */
+    public Work allReduceCoalescedAsync(List<NDArray> arrays, ReduceOp op) {
+        Checks.sameType("arrays", arrays);
+        Checks.reduceOp(op, arrays.get(0).getDataType());
+        return run(() -> backend.allReduce(List.copyOf(arrays), op));
+    }
+
+    /**
+     * Reduces {@code array} across ranks into rank {@code dst}'s.
+     *
+     * @param array the data: the result on {@code dst}, unchanged elsewhere
+     * @param dst the destination rank
+     * @param op the reduction
+     */
+    public void reduce(NDArray array, int dst, ReduceOp op) {
+        reduceAsync(array, dst, op).waitFor();
+    }
+
+    /**
+     * Starts {@link #reduce(NDArray, int, ReduceOp)}.
+     *
+     * @param array the data
+     * @param dst the destination rank
+     * @param op the reduction
+     * @return the work
+     */
+    public Work reduceAsync(NDArray array, int dst, ReduceOp op) {
+        Checks.array("array", array);
+        Checks.rank("dst", dst, size);
+        Checks.reduceOp(op, array.getDataType());
+        return run(() -> backend.reduce(array, dst, op));
+    }
+
+    /**
+     * Gathers every rank's {@code input} into {@code outputs}, on every rank.
+     *
+     * @param outputs one array per rank, each shaped like {@code input}; written
+     * @param input this rank's data
+     */
+    public void allGather(List<NDArray> outputs, NDArray input) {
+        allGatherAsync(outputs, input).waitFor();
+    }
+
+    /**
+     * Starts {@link #allGather(List, NDArray)}.
+     *
+     * @param outputs one array per rank
+     * @param input this rank's data
+     * @return the work
+     */
+    public Work allGatherAsync(List<NDArray> outputs, NDArray input) {
+        Checks.array("input", input);
+        Checks.list("outputs", outputs, size, input.getDataType(), input.getShape());
+        return run(() -> backend.allGather(List.copyOf(outputs), input));
+    }
+
+    /**
+     * Gathers every rank's {@code input} into one array, rank-major, as {@code
+     * all_gather_into_tensor}.
+     *
+     * @param output the group size times the input's elements, of the input's type; written
+     * @param input this rank's data
+     */
+    public void allGatherIntoTensor(NDArray output, NDArray input) {
+        allGatherIntoTensorAsync(output, input).waitFor();
+    }
+
+    /**
+     * Starts {@link #allGatherIntoTensor(NDArray, NDArray)}.
+     *
+     * @param output the result
+     * @param input this rank's data
+     * @return the work
+     */
+    public Work allGatherIntoTensorAsync(NDArray output, NDArray input) {
+        Checks.array("input", input);
+        Checks.like("output", output, input.getDataType(), output.getShape());
+        Checks.elements("output", output, input.size() * size);
+        return run(() -> backend.allGatherIntoTensor(output, input));
+    }
+
+    /**
+     * Gathers every rank's {@code input} into rank {@code dst}'s {@code outputs}.
+     *
+     * @param input this rank's data
+     * @param outputs on {@code dst}, one array per rank shaped like {@code input}; elsewhere
+     *     ignored (may be null or empty)
+     * @param dst the destination rank
+     */
+    public void gather(NDArray input, List<NDArray> outputs, int dst) {
+        gatherAsync(input, outputs, dst).waitFor();
+    }
+
+    /**
+     * Starts {@link #gather(NDArray, List, int)}.
+     *
+     * @param input this rank's data
+     * @param outputs on {@code dst}, one array per rank
+     * @param dst the destination rank
+     * @return the work
+     */
+    public Work gatherAsync(NDArray input, List<NDArray> outputs, int dst) {
+        Checks.array("input", input);
+        Checks.rank("dst", dst, size);
+        List<NDArray> outs = List.of();
+        if (rank == dst) {
+            Checks.list("outputs", outputs, size, input.getDataType(), input.getShape());
+            outs = List.copyOf(outputs);
+        }
+        List<NDArray> o = outs;
+        return run(() -> backend.gather(o, input, dst));
+    }
+
+    /**
+     * Scatters rank {@code src}'s {@code inputs}, one per rank, into every rank's {@code output}.
+     *
+     * @param output this rank's destination; written
+     * @param inputs on {@code src}, one array per rank shaped like {@code output}; elsewhere
+     *     ignored
+     * @param src the source rank
+     */
+    public void scatter(NDArray output, List<NDArray> inputs, int src) {
+        scatterAsync(output, inputs, src).waitFor();
+    }
+
+    /**
+     * Starts {@link #scatter(NDArray, List, int)}.
+     *
+     * @param output this rank's destination
+     * @param inputs on {@code src}, one array per rank
+     * @param src the source rank
+     * @return the work
+     */
+    public Work scatterAsync(NDArray output, List<NDArray> inputs, int src) {
+        Checks.array("output", output);
+        Checks.rank("src", src, size);
+        List<NDArray> ins = List.of();
+        if (rank == src) {
+            Checks.list("inputs", inputs, size, output.getDataType(), output.getShape());
+            ins = List.copyOf(inputs);
+        }
+        List<NDArray> i = ins;
+        return run(() -> backend.scatter(output, i, src));
+    }
+
+    /**
+     * Reduces input {@code j} of every rank into rank j's {@code output}.
+     *
+     * @param output this rank's result; written
+     * @param inputs one array per rank, each shaped like {@code output}; only read
+     * @param op the reduction
+     */
+    public void reduceScatter(NDArray output, List<NDArray> inputs, ReduceOp op) {
+        reduceScatterAsync(output, inputs, op).waitFor();
+    }
+
+    /**
+     * Starts {@link #reduceScatter(NDArray, List, ReduceOp)}.
+     *
+     * @param output this rank's result
+     * @param inputs one array per rank
+     * @param op the reduction
+     * @return the work
+     */
+    public Work reduceScatterAsync(NDArray output, List<NDArray> inputs, ReduceOp op) {
+        Checks.array("output", output);
+        Checks.list("inputs", inputs, size, output.getDataType(), output.getShape());
+        Checks.reduceOp(op, output.getDataType());
+        return run(() -> backend.reduceScatter(output, List.copyOf(inputs), op));
+    }
+
+    /**
+     * Reduces block {@code j} of every rank's {@code input} into rank j's {@code output}, as {@code
+     * reduce_scatter_tensor}.
+     *
+     * @param output this rank's result; written
+     * @param input the group size times the output's elements, rank-major; only read
+     * @param op the reduction
+     */
+    public void reduceScatterTensor(NDArray output, NDArray input, ReduceOp op) {
+        reduceScatterTensorAsync(output, input, op).waitFor();
+    }
+
+    /**
+     * Starts {@link #reduceScatterTensor(NDArray, NDArray, ReduceOp)}.
+     *
+     * @param output this rank's result
+     * @param input every rank's block, rank-major
+     * @param op the reduction
+     * @return the work
+     */
+    public Work reduceScatterTensorAsync(NDArray output, NDArray input, ReduceOp op) {
+        Checks.array("output", output);
+        Checks.like("input", input, output.getDataType(), input.getShape());
+        Checks.elements("input", input, output.size() * size);
+        Checks.reduceOp(op, output.getDataType());
+        return run(() -> backend.reduceScatterTensor(output, input, op));
+    }
+
+    /**
+     * Sends {@code inputs[j]} to rank j and receives rank j's message into {@code outputs[j]}.
+     * Sizes may differ per pair; each output must match what its sender sends.
+     *
+     * @param outputs one array per rank, of the inputs' type; written
+     * @param inputs one array per rank
+     */
+    public void allToAll(List<NDArray> outputs, List<NDArray> inputs) {
+        allToAllAsync(outputs, inputs).waitFor();
+    }
+
+    /**
+     * Starts {@link #allToAll(List, List)}.
+     *
+     * @param outputs one array per rank
+     * @param inputs one array per rank
+     * @return the work
+     */
+    public Work allToAllAsync(List<NDArray> outputs, List<NDArray> inputs) {
+        Checks.sameType("inputs", inputs);
+        Checks.sameType("outputs", outputs);
+        if (inputs.size() != size || outputs.size() != size) {
+            throw new IllegalArgumentException(
+                    "inputs, outputs: "
+                            + inputs.size()
+                            + ", "
+                            + outputs.size()
+                            + " arrays (expected: "
+                            + size
+                            + " each, one per rank)");
+        }
+        Checks.like(
+                "outputs[0]",
+                outputs.get(0),
+                inputs.get(0).getDataType(),
+                outputs.get(0).getShape());
+        return run(() -> backend.allToAll(List.copyOf(outputs), List.copyOf(inputs)));
+    }
+
+    /**
+     * Splits {@code input}'s rows among the ranks and gathers every rank's rows for this one into
+     * {@code output}, as {@code all_to_all_single}.
+     *
+     * @param output the received rows, rank-major; written
+     * @param input the rows to send, rank-major
+     * @param outputSplits rows to receive from each rank, or null for an even split
+     * @param inputSplits rows to send to each rank, or null for an even split
+     */
+    public void allToAllSingle(
+            NDArray output, NDArray input, long[] outputSplits, long[] inputSplits) {
+        allToAllSingleAsync(output, input, outputSplits, inputSplits).waitFor();
+    }
+
+    /**
+     * Starts {@link #allToAllSingle(NDArray, NDArray, long[], long[])}.
+     *
+     * @param output the received rows
+     * @param input the rows to send
+     * @param outputSplits rows from each rank, or null
+     * @param inputSplits rows to each rank, or null
+     * @return the work
+     */
+    public Work allToAllSingleAsync(
+            NDArray output, NDArray input, long[] outputSplits, long[] inputSplits) {
+        Checks.array("input", input);
+        Checks.like("output", output, input.getDataType(), output.getShape());
+        long[] outs = Checks.splits("output", outputSplits, output, size);
+        long[] ins = Checks.splits("input", inputSplits, input, size);
+        return run(() -> backend.allToAllSingle(output, input, outs, ins));
+    }
+
+    /** Blocks until every rank of the group has entered the barrier. */
+    public void barrier() {
+        barrierAsync().waitFor();
+    }
+
+    /**
+     * Starts {@link #barrier()}.
+     *
+     * @return the work, complete once every rank has entered
+     */
+    public Work barrierAsync() {
+        return run(backend::barrier);
+    }
+
+    /**
+     * Sends {@code array} to rank {@code dst}; blocks until it has left this process.
+     *
+     * @param array the data
+     * @param dst the receiver
+     * @param tag pairs the send with the receiver's receive; non-negative
+     */
+    public void send(NDArray array, int dst, int tag) {
+        isend(array, dst, tag).waitFor();
+    }
+
+    /**
+     * Starts {@link #send(NDArray, int, int)}; the send goes out even while collectives queue.
+     *
+     * @param array the data; unchanged until the work completes
+     * @param dst the receiver
+     * @param tag pairs the send with a receive
+     * @return the work
+     */
+    public Work isend(NDArray array, int dst, int tag) {
+        Checks.array("array", array);
+        Checks.peer("dst", dst, rank, size);
+        Checks.tag(tag);
+        return run(() -> backend.send(array, dst, tag));
+    }
+
+    /**
+     * Receives into {@code array} from rank {@code src}; blocks until the data has arrived.
+     *
+     * @param array where the data goes; its type and element count must match the sender's
+     * @param src the sender
+     * @param tag pairs the receive with the sender's send; non-negative
+     */
+    public void recv(NDArray array, int src, int tag) {
+        irecv(array, src, tag).waitFor();
+    }
+
+    /**
+     * Starts {@link #recv(NDArray, int, int)}.
+     *
+     * @param array where the data goes
+     * @param src the sender
+     * @param tag pairs the receive with a send
+     * @return the work
+     */
+    public Work irecv(NDArray array, int src, int tag) {
+        Checks.array("array", array);
+        Checks.peer("src", src, rank, size);
+        Checks.tag(tag);
+        return run(() -> backend.recv(array, src, tag));
+    }
+
+    /**
+     * Starts several sends and receives together, as {@code batch_isend_irecv}.
+     *
+     * @param ops the operations
+     * @return one work per operation, in order
+     */
+    public List<Work> batchIsendIrecv(List<P2POp> ops) {
+        List<Work> works = new ArrayList<>(ops.size());
+        for (P2POp op : ops) {
+            works.add(
+                    op.isSend()
+                            ? isend(op.getArray(), op.getPeer(), op.getTag())
+                            : irecv(op.getArray(), op.getPeer(), op.getTag()));
+        }
+        return works;
+    }
+
+    /**
+     * Returns the collectives on byte arrays: broadcast, all-gather, gather and scatter of
+     * serialized objects.
+     *
+     * @return the object collectives
+     */
+    public ObjectCollectives objects() {
+        return objects;
+    }
+
+    /** Destroys the group: releases its connections and threads. Idempotent. */
+    @Override
+    public void close() {
+        context.close(this);
+    }
+
+    Backend backend() {
+        return backend;
+    }
+
+    GroupContext context() {
+        return context;
+    }
+
+    Store store() {
+        return context.store();
+    }
+
+    private Work run(Supplier<Work> op) {
+        context.checkOpen(this);
+        return op.get();
+    }
+
+    static Shape vector(long n) {
+        return new Shape(n);
+    }
+
+    static DataType bytes() {
+        return DataType.UINT8;
+    }
+}

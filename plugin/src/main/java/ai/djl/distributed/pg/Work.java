@@ -1,0 +1,63 @@
+package ai.djl.distributed.pg;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * An asynchronous collective or point-to-point operation, as c10d's {@code Work}: returned by the
+ * {@code ...Async} methods of {@link ProcessGroup}. The operation runs on its backend's threads;
+ * its output arrays must not be read, and its input arrays not written, until it completes.
+ *
+ * <p>Thread-safe.
+ */
+public interface Work {
+
+    /**
+     * Returns whether the operation has finished, successfully or not. Never blocks.
+     *
+     * @return whether it is done
+     */
+    boolean isCompleted();
+
+    /**
+     * Returns whether the operation has finished successfully. Never blocks.
+     *
+     * @return whether it succeeded
+     */
+    boolean isSuccess();
+
+    /**
+     * Returns why the operation failed. Never blocks.
+     *
+     * @return the failure, or null if it has not failed (yet)
+     */
+    Throwable getException();
+
+    /**
+     * Blocks until the operation completes or {@code timeout} passes, and rethrows its failure. The
+     * operation keeps its own deadline (the group's timeout from when it started): a shorter {@code
+     * timeout} here only stops waiting; it does not cancel the operation.
+     *
+     * @param timeout how long to wait
+     * @throws ai.djl.distributed.DistributedException if the operation failed (its cause) or did
+     *     not complete within {@code timeout}
+     */
+    void waitFor(Duration timeout);
+
+    /**
+     * Blocks until the operation completes, and rethrows its failure. The wait is bounded by the
+     * group's timeout, which every operation honours.
+     *
+     * @throws ai.djl.distributed.DistributedException if the operation failed
+     */
+    void waitFor();
+
+    /**
+     * Returns a future completed when the operation completes: normally on success, exceptionally
+     * with its failure. Dependent stages run on the backend's thread unless given an executor: keep
+     * them short.
+     *
+     * @return the future
+     */
+    CompletableFuture<Void> getFuture();
+}

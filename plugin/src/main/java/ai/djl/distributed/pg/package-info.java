@@ -1,0 +1,8 @@
+/**
+ * Process groups and collectives on DJL NDArrays, as {@code torch.distributed}: {@link
+ * ai.djl.distributed.pg.ProcessGroup} (the collectives, synchronous and asynchronous), {@link
+ * ai.djl.distributed.pg.ProcessGroups} and {@link ai.djl.distributed.pg.Distributed} (creating the
+ * world), {@link ai.djl.distributed.pg.ReduceOp}, {@link ai.djl.distributed.pg.Work} and {@link
+ * ai.djl.distributed.pg.DeviceMesh}.
+ */
+package ai.djl.distributed.pg;

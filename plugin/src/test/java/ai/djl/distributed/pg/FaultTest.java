@@ -1,0 +1,96 @@
+package ai.djl.distributed.pg;
+
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ai.djl.distributed.backend.CommunicationException;
+import ai.djl.distributed.testing.MultiRank;
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.types.Shape;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.time.Duration;
+import java.util.List;
+
+/** Ranks that disagree, or never arrive, fail with a clear error instead of hanging. */
+@Timeout(120)
+class FaultTest {
+
+    @Test
+    void differentCollectivesFailOnEveryRankNamingBothSides() throws Exception {
+        MultiRank.run(
+                2,
+                Duration.ofSeconds(60),
+                (g, m) -> {
+                    NDArray a = m.zeros(new Shape(10));
+                    long start = System.nanoTime();
+                    CommunicationException e =
+                            assertThrows(
+                                    CommunicationException.class,
+                                    () -> {
+                                        if (g.getRank() == 0) {
+                                            g.allReduce(a);
+                                        } else {
+                                            // The root of a broadcast expects nothing: it may
+                                            // finish before the mismatch is seen, and then its
+                                            // next collective fails.
+                                            g.broadcast(a, 1);
+                                            g.barrier();
+                                        }
+                                    });
+                    String msg = e.getMessage();
+                    assertTrue(msg.contains("mismatch") || msg.contains("aborted"), msg);
+                    assertTrue(
+                            msg.contains("ALL_REDUCE") && msg.contains("rank " + (1 - g.getRank())),
+                            msg);
+                    assertTrue(System.nanoTime() - start < 20e9, "failed fast, not at the timeout");
+                    // The group is aborted: later collectives fail at once.
+                    assertThrows(CommunicationException.class, () -> g.allReduce(a));
+                    return null;
+                });
+    }
+
+    @Test
+    void differentSizesFailNamingBothSizes() throws Exception {
+        MultiRank.run(
+                3,
+                Duration.ofSeconds(60),
+                (g, m) -> {
+                    NDArray a = m.zeros(new Shape(g.getRank() == 2 ? 11 : 10));
+                    CommunicationException e =
+                            assertThrows(CommunicationException.class, () -> g.allReduce(a));
+                    assertTrue(
+                            e.getMessage().contains("x 10") && e.getMessage().contains("x 11"),
+                            e.getMessage());
+                    return null;
+                });
+    }
+
+    @Test
+    void aRankThatNeverArrivesFailsTheOthersAtTheTimeoutNamingIt() throws Exception {
+        List<String> messages = new java.util.concurrent.CopyOnWriteArrayList<>();
+        MultiRank.run(
+                3,
+                Duration.ofSeconds(2),
+                (g, m) -> {
+                    if (g.getRank() == 2) {
+                        Thread.sleep(4000); // skips the collective
+                        return null;
+                    }
+                    NDArray a = m.zeros(new Shape(100));
+                    long start = System.nanoTime();
+                    CommunicationException e =
+                            assertThrows(CommunicationException.class, () -> g.allReduce(a));
+                    double s = (System.nanoTime() - start) / 1e9;
+                    assertTrue(s >= 1.5 && s < 4, "failed after " + s + " s");
+                    messages.add(e.getMessage());
+                    return null;
+                });
+        // Rank 1 waits on rank 2 directly; rank 0 on rank 1, or hears of rank 1's failure.
+        assertTrue(
+                messages.stream().anyMatch(s -> s.contains("waiting for rank 2")),
+                messages.toString());
+    }
+}

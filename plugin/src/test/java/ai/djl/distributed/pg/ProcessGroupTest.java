@@ -1,0 +1,202 @@
+package ai.djl.distributed.pg;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ai.djl.distributed.testing.MultiRank;
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.types.DataType;
+import ai.djl.ndarray.types.Shape;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/** Point-to-point, object collectives, sub-groups, the device mesh, Work and argument checks. */
+@Timeout(120)
+class ProcessGroupTest {
+
+    private static final Duration T = Duration.ofSeconds(30);
+
+    @Test
+    void sendRecvAroundARingAndBothWaysAtOnce() throws Exception {
+        MultiRank.run(
+                3,
+                T,
+                (g, m) -> {
+                    int r = g.getRank();
+                    int p = g.getSize();
+                    // Large messages both ways at once: neither isend waits for the other's irecv.
+                    NDArray out = m.arange(0f, 500_000f).add(r);
+                    NDArray in = m.zeros(new Shape(500_000));
+                    int right = (r + 1) % p;
+                    int left = (r + p - 1) % p;
+                    Work s = g.isend(out, right, 7);
+                    Work rv = g.irecv(in, left, 7);
+                    s.waitFor();
+                    rv.waitFor();
+                    assertTrue(rv.isCompleted() && rv.isSuccess() && rv.getException() == null);
+                    assertArrayEquals(
+                            m.arange(0f, 500_000f).add(left).toFloatArray(), in.toFloatArray());
+                    // Tags pair sends with receives whatever the order they are posted in.
+                    if (r == 0) {
+                        g.send(m.create(new int[] {1}), 1, 1);
+                        g.send(m.create(new int[] {2}), 1, 2);
+                    } else if (r == 1) {
+                        NDArray two = m.zeros(new Shape(1), DataType.INT32);
+                        NDArray one = m.zeros(new Shape(1), DataType.INT32);
+                        Work w2 = g.irecv(two, 0, 2);
+                        g.recv(one, 0, 1);
+                        w2.waitFor();
+                        assertEquals(1, one.getInt(0));
+                        assertEquals(2, two.getInt(0));
+                    }
+                    // batchIsendIrecv: exchange with both neighbours.
+                    NDArray fromLeft = m.zeros(new Shape(2), DataType.INT64);
+                    NDArray fromRight = m.zeros(new Shape(2), DataType.INT64);
+                    List<Work> works =
+                            g.batchIsendIrecv(
+                                    List.of(
+                                            P2POp.isend(m.create(new long[] {r, 10}), right, 0),
+                                            P2POp.isend(m.create(new long[] {r, 20}), left, 0),
+                                            P2POp.irecv(fromLeft, left, 0),
+                                            P2POp.irecv(fromRight, right, 0)));
+                    works.forEach(Work::waitFor);
+                    assertArrayEquals(new long[] {left, 10}, fromLeft.toLongArray());
+                    assertArrayEquals(new long[] {right, 20}, fromRight.toLongArray());
+                    return null;
+                });
+    }
+
+    @Test
+    void objectCollectives() throws Exception {
+        MultiRank.run(
+                3,
+                T,
+                (g, m) -> {
+                    int r = g.getRank();
+                    byte[] mine =
+                            ("rank-" + r + "-" + "x".repeat(r * 5))
+                                    .getBytes(StandardCharsets.UTF_8);
+                    ObjectCollectives o = g.objects();
+                    assertEquals("rank-1-xxxxx", str(o.broadcast(r == 1 ? mine : null, 1)));
+                    List<byte[]> all = o.allGather(mine);
+                    for (int j = 0; j < 3; j++) {
+                        assertEquals("rank-" + j + "-" + "x".repeat(j * 5), str(all.get(j)));
+                    }
+                    List<byte[]> gathered = o.gather(mine, 2);
+                    if (r == 2) {
+                        assertEquals("rank-0-", str(gathered.get(0)));
+                    } else {
+                        assertEquals(null, gathered);
+                    }
+                    List<byte[]> parts = new ArrayList<>();
+                    for (int j = 0; j < 3; j++) {
+                        parts.add(("for " + j).repeat(j + 1).getBytes(StandardCharsets.UTF_8));
+                    }
+                    assertEquals(
+                            ("for " + r).repeat(r + 1), str(o.scatter(r == 0 ? parts : null, 0)));
+                    return null;
+                });
+    }
+
+    @Test
+    void subGroupsAndDeviceMesh() throws Exception {
+        MultiRank.run(
+                4,
+                T,
+                (g, m) -> {
+                    int r = g.getRank();
+                    Optional<ProcessGroup> odd = g.newGroup(3, 1);
+                    assertEquals(r % 2 == 1, odd.isPresent());
+                    if (odd.isPresent()) {
+                        ProcessGroup sub = odd.get();
+                        assertEquals(r / 2, sub.getRank());
+                        assertEquals(r, sub.getGlobalRank(sub.getRank()));
+                        NDArray a = m.create(new float[] {r});
+                        sub.allReduce(a);
+                        assertEquals(4f, a.getFloat(0));
+                        sub.close();
+                    }
+                    try (DeviceMesh mesh = DeviceMesh.create(g, 2, 2)) {
+                        assertArrayEquals(new int[] {r / 2, r % 2}, mesh.getCoordinate());
+                        NDArray rowSum = m.create(new float[] {r});
+                        mesh.getGroup(1).allReduce(rowSum);
+                        NDArray colSum = m.create(new float[] {r});
+                        mesh.getGroup(0).allReduce(colSum);
+                        int row = r / 2;
+                        int col = r % 2;
+                        assertEquals(row * 2 + row * 2 + 1, (int) rowSum.getFloat(0));
+                        assertEquals(col + col + 2, (int) colSum.getFloat(0));
+                    }
+                    g.barrier();
+                    return null;
+                });
+    }
+
+    @Test
+    void badArgumentsAreRejectedBeforeAnythingIsSent() throws Exception {
+        MultiRank.run(
+                2,
+                T,
+                (g, m) -> {
+                    NDArray f = m.zeros(new Shape(4));
+                    IllegalArgumentException e =
+                            assertThrows(
+                                    IllegalArgumentException.class,
+                                    () -> g.allReduce(f, ReduceOp.BAND));
+                    assertTrue(
+                            e.getMessage().contains("BAND") && e.getMessage().contains("float32"),
+                            e.getMessage());
+                    NDArray i = m.zeros(new Shape(4), DataType.INT32);
+                    e =
+                            assertThrows(
+                                    IllegalArgumentException.class,
+                                    () -> g.allReduce(i, ReduceOp.AVG));
+                    assertTrue(e.getMessage().contains("AVG"), e.getMessage());
+                    e = assertThrows(IllegalArgumentException.class, () -> g.broadcast(f, 2));
+                    assertTrue(e.getMessage().startsWith("src: 2"), e.getMessage());
+                    e =
+                            assertThrows(
+                                    IllegalArgumentException.class,
+                                    () -> g.allGather(List.of(f), f));
+                    assertTrue(e.getMessage().contains("outputs: 1 arrays"), e.getMessage());
+                    e =
+                            assertThrows(
+                                    IllegalArgumentException.class,
+                                    () -> g.allGather(List.of(f, m.zeros(new Shape(5))), f));
+                    assertTrue(e.getMessage().contains("outputs[1]"), e.getMessage());
+                    e =
+                            assertThrows(
+                                    IllegalArgumentException.class,
+                                    () -> g.send(f, g.getRank(), 0));
+                    assertTrue(e.getMessage().contains("another rank"), e.getMessage());
+                    e =
+                            assertThrows(
+                                    IllegalArgumentException.class,
+                                    () -> g.send(f, 1 - g.getRank(), -1));
+                    assertTrue(e.getMessage().startsWith("tag: -1"), e.getMessage());
+                    e =
+                            assertThrows(
+                                    IllegalArgumentException.class,
+                                    () -> g.allToAllSingle(f, f, new long[] {1, 1}, null));
+                    assertTrue(e.getMessage().contains("splits"), e.getMessage());
+                    // The group is still usable: nothing was sent.
+                    NDArray ok = m.create(new float[] {1});
+                    g.allReduce(ok);
+                    assertEquals(2f, ok.getFloat(0));
+                    return null;
+                });
+    }
+
+    private static String str(byte[] b) {
+        return new String(b, StandardCharsets.UTF_8);
+    }
+}
