@@ -31,6 +31,22 @@ class Float16Test {
     }
 
     @Test
+    void widensArraysLikeOneByOne() {
+        short[] halves = new short[1 << 16];
+        for (int h = 0; h < halves.length; h++) {
+            halves[h] = (short) h;
+        }
+        float[] floats = new float[halves.length];
+        Float16.toFloats(halves, floats, halves.length);
+        for (int h = 0; h < halves.length; h++) {
+            assertEquals(
+                    Float.floatToRawIntBits(Float16.toFloat((short) h)),
+                    Float.floatToRawIntBits(floats[h]),
+                    hex(h));
+        }
+    }
+
+    @Test
     void roundTripsEveryHalf() {
         for (int h = 0; h < 1 << 16; h++) {
             short back = Float16.fromFloat(Float16.toFloat((short) h));
