@@ -69,37 +69,11 @@ public final class Reductions {
             ByteBuffer src,
             int srcOffset,
             int count) {
-        Objects.requireNonNull(op, "op");
-        if (op == ReduceOp.Type.AVG || op == ReduceOp.Type.PREMUL_SUM) {
-            throw new IllegalArgumentException(
-                    "op: "
-                            + op
-                            + " (expected: SUM, PRODUCT, MIN, MAX, BAND, BOR or BXOR; reduce "
-                            + op
-                            + " as SUM, then divide or scale)");
-        }
-        checkOp(op, op.name(), type);
-        int size = type.getNumOfBytes();
-        checkRange("dst", dst, dstOffset, count, size);
-        checkRange("src", src, srcOffset, count, size);
-        if (dst.isReadOnly()) {
-            throw new ReadOnlyBufferException();
-        }
-        if (dst == src
-                && count > 0
-                && Math.abs((long) dstOffset - srcOffset) < (long) count * size) {
-            throw new IllegalArgumentException(
-                    "srcOffset: "
-                            + srcOffset
-                            + " (expected: src's "
-                            + count * size
-                            + " bytes not to overlap dst's at "
-                            + dstOffset
-                            + " in the same buffer)");
-        }
+        checkReduce(op, type, dst, dstOffset, src, srcOffset, count);
         if (count == 0) {
             return;
         }
+        int size = type.getNumOfBytes();
         switch (type) {
             case FLOAT32:
                 FloatKernels.reduceFloat32(op, dst, dstOffset, src, srcOffset, count);
@@ -182,6 +156,55 @@ public final class Reductions {
         }
     }
 
+    /**
+     * Checks {@link #reduce}'s arguments.
+     *
+     * @param op the operation
+     * @param type the elements' type
+     * @param dst the destination
+     * @param dstOffset the byte offset of dst's first element
+     * @param src the right operands
+     * @param srcOffset the byte offset of src's first element
+     * @param count the number of elements
+     */
+    static void checkReduce(
+            ReduceOp.Type op,
+            DataType type,
+            ByteBuffer dst,
+            int dstOffset,
+            ByteBuffer src,
+            int srcOffset,
+            int count) {
+        Objects.requireNonNull(op, "op");
+        if (op == ReduceOp.Type.AVG || op == ReduceOp.Type.PREMUL_SUM) {
+            throw new IllegalArgumentException(
+                    "op: "
+                            + op
+                            + " (expected: SUM, PRODUCT, MIN, MAX, BAND, BOR or BXOR; reduce "
+                            + op
+                            + " as SUM, then divide or scale)");
+        }
+        checkOp(op, op.name(), type);
+        int size = type.getNumOfBytes();
+        checkRange("dst", dst, dstOffset, count, size);
+        checkRange("src", src, srcOffset, count, size);
+        if (dst.isReadOnly()) {
+            throw new ReadOnlyBufferException();
+        }
+        if (dst == src
+                && count > 0
+                && Math.abs((long) dstOffset - srcOffset) < (long) count * size) {
+            throw new IllegalArgumentException(
+                    "srcOffset: "
+                            + srcOffset
+                            + " (expected: src's "
+                            + (long) count * size
+                            + " bytes not to overlap dst's at "
+                            + dstOffset
+                            + " in the same buffer)");
+        }
+    }
+
     private static void reduceInteger(
             ReduceOp.Type op,
             DataType type,
@@ -221,8 +244,16 @@ public final class Reductions {
         }
     }
 
-    private static void checkScalable(
-            String what, DataType type, ByteBuffer buf, int offset, int count) {
+    /**
+     * Checks {@link #scale}'s or {@link #divide}'s arguments.
+     *
+     * @param what "scale" or "divide", for the message
+     * @param type the elements' type
+     * @param buf the elements
+     * @param offset the byte offset of the first element
+     * @param count the number of elements
+     */
+    static void checkScalable(String what, DataType type, ByteBuffer buf, int offset, int count) {
         Objects.requireNonNull(type, "type");
         if (!isSupported(type) || !type.isFloating()) {
             throw new IllegalArgumentException(
