@@ -18,32 +18,49 @@ import java.util.Objects;
  *
  * <p>DJL's PyTorch engine wraps a direct {@link ByteBuffer} without copying ({@code
  * torch::from_blob} on its address), so {@code NDArray.addi} writes the sums straight into dst. On
- * one thread, libtorch's add was 1.3 times as fast as {@link Reductions} on float32 and about 15
- * times on float16, which Java 17 cannot vectorize; below {@link #DEFAULT_MIN_BYTES} the JNI calls
- * cost more than they save. bfloat16 stays in Java: DJL 0.35.1's JNI has no bfloat16 case for
- * wrapped memory and aborts the process. libtorch uses as many threads as the engine is configured
- * for ({@code ai.djl.pytorch.num_threads}).
+ * one thread and 32 MiB, libtorch's add was about 1.15 times as fast as {@link Reductions} on
+ * float32 and 13 times on float16 (Java 17 cannot vectorize the float16 conversions). Each call
+ * costs about 6 us of JNI and bookkeeping, so smaller operands stay in Java: below {@link
+ * #DEFAULT_MIN_BYTES} for float32 and float64, below {@link #DEFAULT_MIN_HALF_BYTES} for float16.
+ * bfloat16 stays in Java: DJL 0.35.1's JNI has no bfloat16 case for wrapped memory and aborts the
+ * process. libtorch uses as many threads as the engine is configured for ({@code
+ * ai.djl.pytorch.num_threads}).
  *
  * <p>Thread-safe: each call works in its own sub-manager of the given one, closed before it
  * returns.
  */
 public final class TorchReductions {
 
-    /** The smallest operand, in bytes, that goes to libtorch by default. */
-    public static final int DEFAULT_MIN_BYTES = 64 * 1024;
+    /** The smallest float32 or float64 operand, in bytes, that goes to libtorch by default. */
+    public static final int DEFAULT_MIN_BYTES = 256 * 1024;
+
+    /** The smallest float16 operand, in bytes, that goes to libtorch by default. */
+    public static final int DEFAULT_MIN_HALF_BYTES = 8 * 1024;
 
     private final NDManager manager;
     private final int minBytes;
+    private final int minHalfBytes;
+
+    /**
+     * Creates reductions through a PyTorch engine's manager, with the default thresholds.
+     *
+     * @param manager a manager of DJL's PyTorch engine, on the CPU; it stays the caller's
+     * @throws IllegalArgumentException if the manager is not PyTorch's on the CPU
+     */
+    public TorchReductions(NDManager manager) {
+        this(manager, DEFAULT_MIN_BYTES, DEFAULT_MIN_HALF_BYTES);
+    }
 
     /**
      * Creates reductions through a PyTorch engine's manager.
      *
      * @param manager a manager of DJL's PyTorch engine, on the CPU; it stays the caller's
-     * @param minBytes the smallest operand, in bytes, to hand to libtorch
-     * @throws IllegalArgumentException if the manager is not PyTorch's on the CPU, or minBytes is
-     *     negative
+     * @param minBytes the smallest float32 or float64 operand, in bytes, to hand to libtorch
+     * @param minHalfBytes the smallest float16 operand, in bytes, to hand to libtorch
+     * @throws IllegalArgumentException if the manager is not PyTorch's on the CPU, or a threshold
+     *     is negative
      */
-    public TorchReductions(NDManager manager, int minBytes) {
+    public TorchReductions(NDManager manager, int minBytes, int minHalfBytes) {
         Objects.requireNonNull(manager, "manager");
         String engine = manager.getEngine().getEngineName();
         if (!"PyTorch".equals(engine) || manager.getDevice().isGpu()) {
@@ -57,8 +74,13 @@ public final class TorchReductions {
         if (minBytes < 0) {
             throw new IllegalArgumentException("minBytes: " + minBytes + " (expected: >= 0)");
         }
+        if (minHalfBytes < 0) {
+            throw new IllegalArgumentException(
+                    "minHalfBytes: " + minHalfBytes + " (expected: >= 0)");
+        }
         this.manager = manager;
         this.minBytes = minBytes;
+        this.minHalfBytes = minHalfBytes;
     }
 
     /**
@@ -143,8 +165,9 @@ public final class TorchReductions {
     private boolean handles(DataType type, int count) {
         boolean wrappable =
                 type == DataType.FLOAT32 || type == DataType.FLOAT64 || type == DataType.FLOAT16;
+        int min = type == DataType.FLOAT16 ? minHalfBytes : minBytes;
         return wrappable
-                && (long) count * type.getNumOfBytes() >= Math.max(1, minBytes)
+                && (long) count * type.getNumOfBytes() >= Math.max(1, min)
                 // libtorch reads memory in the machine's order; the buffers hold little-endian.
                 && ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
     }

@@ -32,7 +32,7 @@ class TorchReductionsTest {
     @BeforeAll
     static void start() {
         manager = NDManager.newBaseManager("PyTorch");
-        torch = new TorchReductions(manager, 0);
+        torch = new TorchReductions(manager, 0, 0);
     }
 
     @AfterAll
@@ -84,7 +84,8 @@ class TorchReductionsTest {
                 IllegalArgumentException.class, () -> torch.divide(DataType.INT32, buf, 0, 2, 2));
         assertThrows(
                 IllegalArgumentException.class, () -> torch.scale(DataType.FLOAT32, buf, 12, 2, 2));
-        assertThrows(IllegalArgumentException.class, () -> new TorchReductions(manager, -1));
+        assertThrows(IllegalArgumentException.class, () -> new TorchReductions(manager, -1, 0));
+        assertThrows(IllegalArgumentException.class, () -> new TorchReductions(manager, 0, -1));
     }
 
     private static void check(
