@@ -1,0 +1,77 @@
+package ai.djl.distributed.backend.cpu.reduce;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
+
+import java.util.Random;
+import java.util.stream.IntStream;
+
+/**
+ * {@link BFloat16} against {@link HalfReference}: every bfloat16 widened, the floats around every
+ * rounding point narrowed, and (with {@code -Dreduce.exhaustive=true}) every float narrowed.
+ */
+class BFloat16Test {
+
+    @Test
+    void widensEveryBfloatExactly() {
+        for (int h = 0; h < 1 << 16; h++) {
+            float f = BFloat16.toFloat((short) h);
+            double expected = HalfReference.bfloatValue(h);
+            if (Double.isNaN(expected)) {
+                assertEquals(h << 16, Float.floatToRawIntBits(f), hex(h));
+            } else {
+                assertEquals(expected, f, 0, hex(h));
+                assertEquals(Math.copySign(1.0, expected), Math.copySign(1.0, f), hex(h));
+            }
+        }
+    }
+
+    @Test
+    void roundsAroundEveryRoundingPoint() {
+        // Every sign, exponent and kept mantissa, with the 16 dropped bits just below, at and just
+        // above a tie, and at their extremes; plus random floats.
+        int[] lows = {0, 1, 0x7FFF, 0x8000, 0x8001, 0xFFFF};
+        for (int high = 0; high < 1 << 16; high++) {
+            for (int low : lows) {
+                check(Float.intBitsToFloat(high << 16 | low));
+            }
+        }
+        Random random = new Random(16);
+        for (int i = 0; i < 1_000_000; i++) {
+            check(Float.intBitsToFloat(random.nextInt()));
+        }
+        check(Float.MAX_VALUE);
+        check(-Float.MAX_VALUE);
+        check(Float.MIN_VALUE);
+    }
+
+    @Test
+    @EnabledIfSystemProperty(named = "reduce.exhaustive", matches = "true")
+    void roundsEveryFloat() {
+        IntStream.range(0, 1 << 16)
+                .parallel()
+                .forEach(
+                        high -> {
+                            for (int low = 0; low < 1 << 16; low++) {
+                                check(Float.intBitsToFloat(high << 16 | low));
+                            }
+                        });
+    }
+
+    private static void check(float f) {
+        int expected = HalfReference.toBfloat(f);
+        int actual = BFloat16.fromFloat(f) & 0xFFFF;
+        if (expected != actual) {
+            assertEquals(
+                    hex(expected),
+                    hex(actual),
+                    String.format("fromFloat(%s 0x%08X)", f, Float.floatToRawIntBits(f)));
+        }
+    }
+
+    private static String hex(int h) {
+        return String.format("0x%04X", h);
+    }
+}

@@ -1,0 +1,2 @@
+/** Tests of the reduction kernels, against reference arithmetic written independently. */
+package ai.djl.distributed.backend.cpu.reduce;
