@@ -3,8 +3,6 @@ package ai.djl.distributed.pg;
 import ai.djl.distributed.backend.Backend;
 import ai.djl.distributed.store.Store;
 import ai.djl.ndarray.NDArray;
-import ai.djl.ndarray.types.DataType;
-import ai.djl.ndarray.types.Shape;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -598,13 +596,5 @@ public final class ProcessGroup implements AutoCloseable {
     private Work run(Supplier<Work> op) {
         context.checkOpen(this);
         return op.get();
-    }
-
-    static Shape vector(long n) {
-        return new Shape(n);
-    }
-
-    static DataType bytes() {
-        return DataType.UINT8;
     }
 }

@@ -3,7 +3,6 @@ package ai.djl.distributed.backend.cpu.reduce;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
 import java.util.Random;
 import java.util.stream.IntStream;
@@ -117,13 +116,15 @@ class Float16Test {
     }
 
     @Test
-    @EnabledIfSystemProperty(named = "reduce.exhaustive", matches = "true")
     void roundsEveryFloat() {
+        // Every float with -Dreduce.exhaustive=true (minutes); in the default build every 97th
+        // low half, which still crosses every exponent, sign and rounding boundary's neighbourhood.
+        int step = Boolean.getBoolean("reduce.exhaustive") ? 1 : 97;
         IntStream.range(0, 1 << 16)
                 .parallel()
                 .forEach(
                         high -> {
-                            for (int low = 0; low < 1 << 16; low++) {
+                            for (int low = high % step; low < 1 << 16; low += step) {
                                 check(Float.intBitsToFloat(high << 16 | low));
                             }
                         });
