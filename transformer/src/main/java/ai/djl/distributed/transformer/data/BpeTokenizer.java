@@ -11,6 +11,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.PriorityQueue;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -83,34 +84,56 @@ public final class BpeTokenizer implements Tokenizer {
         int[][] words = new int[pieces.size()][];
         long[] freq = new long[pieces.size()];
         Map<Long, Long> pairCounts = new HashMap<>();
+        // for each pair, the words that held it when it was counted (some may no longer hold it)
+        Map<Long, IntList> where = new HashMap<>();
         for (int w = 0; w < words.length; w++) {
             words[w] = new ByteTokenizer().encode(pieces.get(w));
             freq[w] = counts.get(pieces.get(w))[0];
-            addPairs(pairCounts, words[w], freq[w]);
+            addPairs(pairCounts, words[w], freq[w], where, w);
         }
+        // most frequent first, ties to the smaller pair; stale entries are skipped when popped
+        PriorityQueue<long[]> heap =
+                new PriorityQueue<>(
+                        (x, y) ->
+                                x[0] != y[0] ? Long.compare(y[0], x[0]) : Long.compare(x[1], y[1]));
+        pairCounts.forEach((k, c) -> heap.add(new long[] {c, k}));
+        int[] seen = new int[words.length];
         List<int[]> learned = new ArrayList<>();
         while (ByteTokenizer.VOCAB_SIZE + learned.size() < vocabSize) {
-            long best = -1;
-            long bestCount = 1;
-            for (Map.Entry<Long, Long> e : pairCounts.entrySet()) {
-                long c = e.getValue();
-                if (c > bestCount || (c == bestCount && best >= 0 && e.getKey() < best)) {
-                    best = e.getKey();
-                    bestCount = c;
-                }
+            long[] top = heap.poll();
+            while (top != null && top[0] != pairCounts.getOrDefault(top[1], 0L)) {
+                top = heap.poll();
             }
-            if (best < 0) {
+            if (top == null || top[0] < 2) {
                 break; // no pair occurs twice: more merges would not shorten the corpus
             }
+            long best = top[1];
             int a = (int) (best >>> 32);
             int b = (int) best;
             int id = ByteTokenizer.VOCAB_SIZE + learned.size();
             learned.add(new int[] {a, b});
-            for (int w = 0; w < words.length; w++) {
-                if (contains(words[w], a, b)) {
-                    addPairs(pairCounts, words[w], -freq[w]);
-                    words[w] = merge(words[w], a, b, id);
-                    addPairs(pairCounts, words[w], freq[w]);
+            Map<Long, Long> touched = new HashMap<>();
+            IntList holders = where.remove(best);
+            for (int i = 0; i < holders.size; i++) {
+                int w = holders.values[i];
+                if (seen[w] == id || !contains(words[w], a, b)) {
+                    continue;
+                }
+                seen[w] = id;
+                addPairs(touched, words[w], -freq[w], null, w);
+                words[w] = merge(words[w], a, b, id);
+                addPairs(touched, words[w], freq[w], where, w);
+            }
+            for (Map.Entry<Long, Long> e : touched.entrySet()) {
+                if (e.getValue() == 0) {
+                    continue;
+                }
+                long c = pairCounts.getOrDefault(e.getKey(), 0L) + e.getValue();
+                if (c == 0) {
+                    pairCounts.remove(e.getKey());
+                } else {
+                    pairCounts.put(e.getKey(), c);
+                    heap.add(new long[] {c, e.getKey()});
                 }
             }
         }
@@ -228,7 +251,12 @@ public final class BpeTokenizer implements Tokenizer {
         return ((long) a << 32) | (b & 0xffffffffL);
     }
 
-    private static void addPairs(Map<Long, Long> pairCounts, int[] word, long delta) {
+    /**
+     * Adds {@code delta} to the count of every adjacent pair of a word; with {@code where}, also
+     * records that word {@code w} holds each pair.
+     */
+    private static void addPairs(
+            Map<Long, Long> pairCounts, int[] word, long delta, Map<Long, IntList> where, int w) {
         for (int i = 0; i + 1 < word.length; i++) {
             long key = pair(word[i], word[i + 1]);
             long c = pairCounts.getOrDefault(key, 0L) + delta;
@@ -237,6 +265,26 @@ public final class BpeTokenizer implements Tokenizer {
             } else {
                 pairCounts.put(key, c);
             }
+            if (where != null) {
+                where.computeIfAbsent(key, k -> new IntList()).addIfNotLast(w);
+            }
+        }
+    }
+
+    /** A growable list of ints. */
+    private static final class IntList {
+
+        int[] values = new int[4];
+        int size;
+
+        void addIfNotLast(int v) {
+            if (size > 0 && values[size - 1] == v) {
+                return;
+            }
+            if (size == values.length) {
+                values = Arrays.copyOf(values, size * 2);
+            }
+            values[size++] = v;
         }
     }
 
