@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Side-by-side training throughput: the GPT of the transformer module through DJL's Trainer (forward,
+# loss, backward, AdamW) against PyTorch 2.6 training the same architecture
+# (../shared/peers/torch_gpt_bench.py: same layers, heads, width, context, vocabulary 256, tied head,
+# exact GELU, no dropout, AdamW lr 3e-4), one thread each, alternating, REPEAT times.
+# Each run does 2 warm-up steps then STEPS timed steps on one fixed batch of random tokens, and prints
+# tokens/s; the script then prints the medians and their ratio (java / pytorch).
+# Needs the peer: sudo ../shared/peers/setup.sh. Builds the examples' classpath if missing.
+# usage: bench/gpt_bench.sh [REPEAT=5] [STEPS=20] [BATCH=16] [CONTEXT=128] [LAYERS=4] [HEADS=4] [WIDTH=128]
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+PEERS="${PEERS:-$ROOT/../shared/peers}"
+REPEAT=${1:-5}; STEPS=${2:-20}; BATCH=${3:-16}; CONTEXT=${4:-128}
+LAYERS=${5:-4}; HEADS=${6:-4}; WIDTH=${7:-128}
+ARGS="layers=$LAYERS heads=$HEADS width=$WIDTH context=$CONTEXT batch=$BATCH steps=$STEPS"
+LIB="$ROOT/examples/target/lib"
+if ! ls "$LIB"/djl-distributed-transformer-*.jar >/dev/null 2>&1; then
+  echo "gpt_bench: building the examples' classpath (mvn -pl examples -am package)..." >&2
+  (cd "$ROOT" && mvn -B -q -ntp -pl examples -am package -DskipTests) >&2
+fi
+export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+JAVA_CMD=("${JAVA:-java}" -Dai.djl.pytorch.num_threads=1 -Dai.djl.pytorch.num_interop_threads=1
+  -Dorg.slf4j.simpleLogger.defaultLogLevel=error -cp "$LIB/*"
+  ai.djl.distributed.transformer.bench.GptTrainBench $ARGS)
+PY_CMD=("$PEERS/torch26" python3 /peers/torch_gpt_bench.py $ARGS)
+LOG=$(mktemp -d); trap 'rm -rf "$LOG"' EXIT
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+echo "# $ARGS, one thread; java: $("${JAVA:-java}" -version 2>&1 | head -1)"
+for r in $(seq 1 "$REPEAT"); do
+  # alternate which goes first, so that neither always runs right after the other
+  order="java pytorch"; [ $((r % 2)) = 0 ] && order="pytorch java"
+  for which in $order; do
+    if [ $which = java ]; then line=$("${JAVA_CMD[@]}" 2>&1 | grep '^params='); else line=$("${PY_CMD[@]}" | grep '^params='); fi
+    echo "gpt-train impl=$which run=$r $line"
+    echo "$line" | grep -o 'tokens_per_s_per_rank=[0-9]*' | cut -d= -f2 >> "$LOG/$which"
+  done
+done
+J=$(median < "$LOG/java"); P=$(median < "$LOG/pytorch")
+echo "median tokens_per_s: java=$J pytorch=$P ratio=$(awk -v a="$J" -v b="$P" 'BEGIN{printf "%.2f", a/b}')"

@@ -1,0 +1,144 @@
+package ai.djl.distributed.examples;
+
+import java.nio.file.Path;
+
+/** What a GPT training example measured and wrote: returned by {@code runExample}. Immutable. */
+public final class GptRunResult {
+
+    private final int steps;
+    private final long tokens;
+    private final double trainSeconds;
+    private final double totalSeconds;
+    private final double trainLoss;
+    private final double validationLoss;
+    private final double unigramBaseline;
+    private final double unigramBaselineWholeSplit;
+    private final String sample;
+    private final Path outputDir;
+    private final Path modelDir;
+
+    GptRunResult(
+            int steps,
+            long tokens,
+            double trainSeconds,
+            double totalSeconds,
+            double trainLoss,
+            double validationLoss,
+            double unigramBaseline,
+            double unigramBaselineWholeSplit,
+            String sample,
+            Path outputDir,
+            Path modelDir) {
+        this.steps = steps;
+        this.tokens = tokens;
+        this.trainSeconds = trainSeconds;
+        this.totalSeconds = totalSeconds;
+        this.trainLoss = trainLoss;
+        this.validationLoss = validationLoss;
+        this.unigramBaseline = unigramBaseline;
+        this.unigramBaselineWholeSplit = unigramBaselineWholeSplit;
+        this.sample = sample;
+        this.outputDir = outputDir;
+        this.modelDir = modelDir;
+    }
+
+    /**
+     * Returns the number of optimizer steps taken.
+     *
+     * @return the steps
+     */
+    public int getSteps() {
+        return steps;
+    }
+
+    /**
+     * Returns the number of training tokens read (steps x batch x context).
+     *
+     * @return the tokens
+     */
+    public long getTokens() {
+        return tokens;
+    }
+
+    /**
+     * Returns the time spent in the training loop, periodic validation included.
+     *
+     * @return seconds
+     */
+    public double getTrainSeconds() {
+        return trainSeconds;
+    }
+
+    /**
+     * Returns the time of the whole run: corpus, tokenizer, training, final validation, saving and
+     * sampling.
+     *
+     * @return seconds
+     */
+    public double getTotalSeconds() {
+        return totalSeconds;
+    }
+
+    /**
+     * Returns the mean training loss of the last 50 steps.
+     *
+     * @return nats per token
+     */
+    public double getTrainLoss() {
+        return trainLoss;
+    }
+
+    /**
+     * Returns the final validation loss.
+     *
+     * @return nats per token
+     */
+    public double getValidationLoss() {
+        return validationLoss;
+    }
+
+    /**
+     * Returns the unigram baseline on the very tokens of the final validation.
+     *
+     * @return nats per token
+     */
+    public double getUnigramBaseline() {
+        return unigramBaseline;
+    }
+
+    /**
+     * Returns the unigram baseline on the whole validation split.
+     *
+     * @return nats per token
+     */
+    public double getUnigramBaselineWholeSplit() {
+        return unigramBaselineWholeSplit;
+    }
+
+    /**
+     * Returns the generated sample, prompt included.
+     *
+     * @return the text
+     */
+    public String getSample() {
+        return sample;
+    }
+
+    /**
+     * Returns the output directory.
+     *
+     * @return the directory holding loss.csv, loss.png, model/ and sample.txt
+     */
+    public Path getOutputDir() {
+        return outputDir;
+    }
+
+    /**
+     * Returns the directory of the saved model (a {@code GptCheckpoint}).
+     *
+     * @return the model directory
+     */
+    public Path getModelDir() {
+        return modelDir;
+    }
+}

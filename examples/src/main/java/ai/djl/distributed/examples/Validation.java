@@ -1,0 +1,71 @@
+package ai.djl.distributed.examples;
+
+import ai.djl.distributed.transformer.CausalLmLoss;
+import ai.djl.distributed.transformer.data.TokenWindowDataset;
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDArrays;
+import ai.djl.ndarray.NDList;
+import ai.djl.ndarray.NDManager;
+import ai.djl.training.Trainer;
+import ai.djl.training.dataset.Record;
+
+/**
+ * Measures the validation loss on a fixed, evenly spaced selection of validation windows, so that
+ * successive measurements of a run compare the same text.
+ */
+final class Validation {
+
+    private final TokenWindowDataset dataset;
+    private final int batch;
+    private final CausalLmLoss loss = new CausalLmLoss();
+
+    Validation(TokenWindowDataset dataset, int batch) {
+        this.dataset = dataset;
+        this.batch = batch;
+    }
+
+    /** A validation loss and the target tokens it was measured on. */
+    static final class Score {
+
+        final double loss;
+        final int[] targets;
+
+        Score(double loss, int[] targets) {
+            this.loss = loss;
+            this.targets = targets;
+        }
+    }
+
+    /**
+     * Returns the mean loss over {@code batches} batches of windows spread evenly over the
+     * validation split (all of them if there are fewer), without dropout or gradients.
+     */
+    Score score(Trainer trainer, int batches) {
+        long windows = Math.min(dataset.size(), (long) batches * batch);
+        int context = dataset.getContextLength();
+        int[] targets = new int[Math.toIntExact(windows * context)];
+        double sum = 0;
+        try (NDManager m = trainer.getManager().newSubManager()) {
+            for (long first = 0; first < windows; first += batch) {
+                try (NDManager step = m.newSubManager()) {
+                    NDList xs = new NDList();
+                    NDList ys = new NDList();
+                    long n = Math.min(batch, windows - first);
+                    for (long i = first; i < first + n; i++) {
+                        Record r = dataset.get(step, i * dataset.size() / windows);
+                        xs.add(r.getData().head());
+                        ys.add(r.getLabels().head());
+                    }
+                    NDArray y = NDArrays.stack(ys);
+                    NDList logits = trainer.evaluate(new NDList(NDArrays.stack(xs)));
+                    sum += loss.evaluate(new NDList(y), logits).getFloat() * (double) n;
+                    long[] ids = y.toLongArray();
+                    for (int j = 0; j < ids.length; j++) {
+                        targets[Math.toIntExact(first * context) + j] = (int) ids[j];
+                    }
+                }
+            }
+        }
+        return new Score(sum / windows, targets);
+    }
+}

@@ -1,0 +1,6 @@
+/**
+ * Runnable examples of DJL Distributed, each a class with a {@code main} and a {@code runExample}
+ * that tests call: {@link ai.djl.distributed.examples.TransformerBasics} trains the GPT of the
+ * transformer module on the Europarl corpus ({@code bin/djlrun transformer_basics}).
+ */
+package ai.djl.distributed.examples;

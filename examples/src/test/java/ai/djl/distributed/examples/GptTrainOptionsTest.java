@@ -1,0 +1,58 @@
+package ai.djl.distributed.examples;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Paths;
+
+class GptTrainOptionsTest {
+
+    @Test
+    void defaultsAndBothSpellings() {
+        GptTrainOptions o = GptTrainOptions.parse();
+        assertEquals("mini", o.preset);
+        assertEquals(Paths.get("out", "transformer_basics"), o.getOut());
+        o = GptTrainOptions.parse("--batch", "8", "--lr=1e-3", "--out", "x/y");
+        assertEquals(8, o.batch);
+        assertEquals(1e-3f, o.lr);
+        assertEquals(Paths.get("x/y"), o.getOut());
+    }
+
+    @Test
+    void errorsNameTheOption() {
+        IllegalArgumentException e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> GptTrainOptions.parse("--bogus", "1"));
+        assertTrue(e.getMessage().startsWith("unknown option: --bogus\n"), e.getMessage());
+        e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> GptTrainOptions.parse("--batch", "0"));
+        assertEquals("--batch: 0.0 (expected: > 0)", e.getMessage());
+        e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> GptTrainOptions.parse("--steps", "x"));
+        assertTrue(e.getMessage().startsWith("--steps: x (expected: a number)"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> GptTrainOptions.parse("--seed"));
+        assertTrue(e.getMessage().startsWith("--seed: missing value"), e.getMessage());
+    }
+
+    @Test
+    void scheduleWarmsUpThenDecaysToATenth() {
+        WarmupCosineTracker t = new WarmupCosineTracker(1f, 10, 110, () -> 0);
+        assertEquals(0.1f, t.getNewValue(1), 1e-7f);
+        assertEquals(1f, t.getNewValue(10), 1e-7f);
+        // half way through the decay: floor + (peak - floor) / 2 = 0.1 + 0.45
+        assertEquals(0.55f, t.getNewValue(60), 1e-6f);
+        assertEquals(0.1f, t.getNewValue(110), 1e-6f);
+        assertEquals(0.1f, t.getNewValue(500), 1e-6f);
+        // bounded by time only: the time fraction drives the decay
+        WarmupCosineTracker byTime = new WarmupCosineTracker(1f, 0, 0, () -> 0.5);
+        assertEquals(0.55f, byTime.getNewValue(3), 1e-6f);
+    }
+}

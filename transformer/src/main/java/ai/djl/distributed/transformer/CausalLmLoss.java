@@ -1,0 +1,29 @@
+package ai.djl.distributed.transformer;
+
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDList;
+import ai.djl.training.loss.Loss;
+
+/**
+ * The language-modelling loss: the mean, over every position of every sequence, of the
+ * cross-entropy (in nats) between the predicted next-token distribution and the actual next token.
+ * PyTorch's {@code F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1))}.
+ *
+ * <p>Labels: the target ids {@code (batch, time)}, INT64. Predictions: the logits {@code (batch,
+ * time, vocabSize)}.
+ */
+public final class CausalLmLoss extends Loss {
+
+    /** Creates the loss, named {@code "CausalLmLoss"}. */
+    public CausalLmLoss() {
+        super("CausalLmLoss");
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public NDArray evaluate(NDList labels, NDList predictions) {
+        NDArray logProbs = predictions.head().logSoftmax(-1);
+        NDArray targets = labels.head().expandDims(-1);
+        return logProbs.gather(targets, -1).mean().neg();
+    }
+}

@@ -1,0 +1,126 @@
+package ai.djl.distributed.transformer;
+
+import ai.djl.MalformedModelException;
+import ai.djl.Model;
+import ai.djl.distributed.transformer.data.Tokenizer;
+import ai.djl.distributed.transformer.data.Tokenizers;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * A trained model on disk: one directory holding the parameters ({@code gpt-0000.params}, DJL's
+ * format), the configuration ({@code config.properties}) and the tokenizer ({@code tokenizer.txt}),
+ * everything needed to rebuild the model and generate text.
+ *
+ * <p>A loaded checkpoint owns its {@link Model}; {@link #close()} releases it.
+ */
+public final class GptCheckpoint implements AutoCloseable {
+
+    /** The model name, the prefix of the parameter file. */
+    public static final String MODEL_NAME = "gpt";
+
+    /** The configuration's file name. */
+    public static final String CONFIG_FILE = "config.properties";
+
+    /** The tokenizer's file name. */
+    public static final String TOKENIZER_FILE = "tokenizer.txt";
+
+    private final Model model;
+    private final GptModel block;
+    private final Tokenizer tokenizer;
+
+    private GptCheckpoint(Model model, GptModel block, Tokenizer tokenizer) {
+        this.model = model;
+        this.block = block;
+        this.tokenizer = tokenizer;
+    }
+
+    /**
+     * Saves a model whose block is a {@link GptModel}, with its tokenizer, into a directory
+     * (created if missing; files of an earlier save are replaced).
+     *
+     * @param dir the directory
+     * @param model the model
+     * @param tokenizer the tokenizer the model was trained with
+     * @throws IOException if writing fails
+     * @throws IllegalArgumentException if the model's block is not a GptModel or the tokenizer's
+     *     vocabulary does not match the model's
+     */
+    public static void save(Path dir, Model model, Tokenizer tokenizer) throws IOException {
+        if (!(model.getBlock() instanceof GptModel)) {
+            throw new IllegalArgumentException(
+                    "model block: " + model.getBlock() + " (expected: a GptModel)");
+        }
+        GptConfig config = ((GptModel) model.getBlock()).getConfig();
+        if (tokenizer.vocabSize() != config.getVocabSize()) {
+            throw new IllegalArgumentException(
+                    "tokenizer vocabSize: "
+                            + tokenizer.vocabSize()
+                            + " (expected: the model's "
+                            + config.getVocabSize()
+                            + ")");
+        }
+        Files.createDirectories(dir);
+        config.save(dir.resolve(CONFIG_FILE));
+        tokenizer.save(dir.resolve(TOKENIZER_FILE));
+        model.save(dir, MODEL_NAME);
+    }
+
+    /**
+     * Loads a checkpoint written by {@link #save}, on the default engine and device.
+     *
+     * @param dir the directory
+     * @return the checkpoint, owning its model
+     * @throws IOException if a file is missing or unreadable
+     * @throws MalformedModelException if the parameters do not fit the configuration
+     */
+    public static GptCheckpoint load(Path dir) throws IOException, MalformedModelException {
+        GptConfig config = GptConfig.load(dir.resolve(CONFIG_FILE));
+        Tokenizer tokenizer = Tokenizers.load(dir.resolve(TOKENIZER_FILE));
+        GptModel block = new GptModel(config);
+        Model model = Model.newInstance(MODEL_NAME);
+        try {
+            model.setBlock(block);
+            model.load(dir, MODEL_NAME);
+        } catch (IOException | MalformedModelException | RuntimeException e) {
+            model.close();
+            throw e;
+        }
+        return new GptCheckpoint(model, block, tokenizer);
+    }
+
+    /**
+     * Returns the loaded model.
+     *
+     * @return the model (owned by this checkpoint)
+     */
+    public Model getModel() {
+        return model;
+    }
+
+    /**
+     * Returns the model's block.
+     *
+     * @return the GPT block
+     */
+    public GptModel getBlock() {
+        return block;
+    }
+
+    /**
+     * Returns the tokenizer saved with the model.
+     *
+     * @return the tokenizer
+     */
+    public Tokenizer getTokenizer() {
+        return tokenizer;
+    }
+
+    /** Closes the model. */
+    @Override
+    public void close() {
+        model.close();
+    }
+}

@@ -1,0 +1,110 @@
+package ai.djl.distributed.transformer;
+
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDArrays;
+import ai.djl.ndarray.NDList;
+import ai.djl.ndarray.NDManager;
+
+/**
+ * The keys and values a {@link GptModel} computed for the positions it has already read, so that
+ * generating one more token costs one position's work instead of the whole sequence's.
+ *
+ * <p>Holds, per layer, keys and values of shape {@code (batch, heads, length, headWidth)} in its
+ * own {@link NDManager}, released by {@link #close()}. Not thread-safe: one generation at a time.
+ */
+public final class KvCache implements AutoCloseable {
+
+    private final NDManager manager;
+    private final NDArray[] keys;
+    private final NDArray[] values;
+    private final int capacity;
+    private int length;
+
+    /**
+     * Creates an empty cache for a model.
+     *
+     * @param parent the manager whose sub-manager will hold the cached arrays
+     * @param config the model's configuration (layers and context length)
+     */
+    public KvCache(NDManager parent, GptConfig config) {
+        manager = parent.newSubManager();
+        keys = new NDArray[config.getLayers()];
+        values = new NDArray[config.getLayers()];
+        capacity = config.getContextLength();
+    }
+
+    /**
+     * Returns the number of positions cached.
+     *
+     * @return the cached length
+     */
+    public int length() {
+        return length;
+    }
+
+    /**
+     * Returns how many positions the cache can hold: the model's context length.
+     *
+     * @return the capacity
+     */
+    public int capacity() {
+        return capacity;
+    }
+
+    /** Forgets every cached position. */
+    public void clear() {
+        for (int i = 0; i < keys.length; i++) {
+            closeQuietly(keys[i]);
+            closeQuietly(values[i]);
+            keys[i] = null;
+            values[i] = null;
+        }
+        length = 0;
+    }
+
+    /**
+     * Appends one layer's keys and values for the new positions and returns that layer's keys and
+     * values for every position so far.
+     *
+     * @param layer the layer
+     * @param k the new keys, {@code (batch, heads, n, headWidth)}
+     * @param v the new values, of the same shape
+     * @return the keys and values of all {@code length() + n} positions
+     */
+    NDArray[] append(int layer, NDArray k, NDArray v) {
+        keys[layer] = concat(keys[layer], k);
+        values[layer] = concat(values[layer], v);
+        return new NDArray[] {keys[layer], values[layer]};
+    }
+
+    /**
+     * Records that every layer has appended {@code n} positions.
+     *
+     * @param n the number of positions just appended
+     */
+    void advance(int n) {
+        length += n;
+    }
+
+    private NDArray concat(NDArray old, NDArray fresh) {
+        NDArray all = old == null ? fresh : NDArrays.concat(new NDList(old, fresh), 2);
+        all.attach(manager);
+        if (old != null) {
+            old.close();
+        }
+        return all;
+    }
+
+    private static void closeQuietly(NDArray array) {
+        if (array != null) {
+            array.close();
+        }
+    }
+
+    /** Releases the cached arrays. Idempotent. */
+    @Override
+    public void close() {
+        manager.close();
+        length = 0;
+    }
+}

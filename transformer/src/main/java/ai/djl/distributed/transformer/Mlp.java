@@ -1,0 +1,86 @@
+package ai.djl.distributed.transformer;
+
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDList;
+import ai.djl.ndarray.NDManager;
+import ai.djl.ndarray.types.DataType;
+import ai.djl.ndarray.types.Shape;
+import ai.djl.nn.AbstractBlock;
+import ai.djl.nn.Activation;
+import ai.djl.nn.core.Linear;
+import ai.djl.training.ParameterStore;
+import ai.djl.util.PairList;
+
+/**
+ * The feed-forward half of a transformer block: {@code out(gelu(fc(x)))}, with a hidden layer
+ * {@link GptConfig#getMlpRatio()} times wider than the model and the exact (erf) GELU, as PyTorch's
+ * {@code F.gelu}.
+ *
+ * <p>Input and output are {@code (batch, time, width)}.
+ */
+public final class Mlp extends AbstractBlock {
+
+    private static final byte VERSION = 1;
+
+    private final Linear fc;
+    private final Linear out;
+    private final float dropout;
+
+    /**
+     * Creates the MLP of one block.
+     *
+     * @param config the model's configuration
+     */
+    public Mlp(GptConfig config) {
+        super(VERSION);
+        long hidden = (long) config.getWidth() * config.getMlpRatio();
+        fc = addChildBlock("fc", Linear.builder().setUnits(hidden).build());
+        out = addChildBlock("out", Linear.builder().setUnits(config.getWidth()).build());
+        dropout = config.getDropout();
+    }
+
+    /**
+     * Returns the output projection, whose initial weights GPT-2 scales down with depth.
+     *
+     * @return the output linear layer
+     */
+    Linear outputProjection() {
+        return out;
+    }
+
+    /**
+     * Applies the MLP.
+     *
+     * @param ps the parameter store
+     * @param x the input, {@code (batch, time, width)}
+     * @param training whether to apply dropout
+     * @return the output, {@code (batch, time, width)}
+     */
+    NDArray apply(ParameterStore ps, NDArray x, boolean training) {
+        NDArray h = Activation.gelu(fc.forward(ps, new NDList(x), training).singletonOrThrow());
+        NDArray y = out.forward(ps, new NDList(h), training).singletonOrThrow();
+        return Ops.dropout(y, dropout, training);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    protected NDList forwardInternal(
+            ParameterStore ps, NDList inputs, boolean training, PairList<String, Object> params) {
+        return new NDList(apply(ps, inputs.head(), training));
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Shape[] getOutputShapes(Shape[] inputShapes) {
+        return new Shape[] {inputShapes[0]};
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    protected void initializeChildBlocks(
+            NDManager manager, DataType dataType, Shape... inputShapes) {
+        Shape x = inputShapes[0];
+        fc.initialize(manager, dataType, x);
+        out.initialize(manager, dataType, fc.getOutputShapes(new Shape[] {x}));
+    }
+}

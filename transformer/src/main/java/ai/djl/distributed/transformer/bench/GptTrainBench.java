@@ -1,0 +1,138 @@
+package ai.djl.distributed.transformer.bench;
+
+import ai.djl.Model;
+import ai.djl.distributed.transformer.CausalLmLoss;
+import ai.djl.distributed.transformer.GptConfig;
+import ai.djl.distributed.transformer.GptModel;
+import ai.djl.engine.Engine;
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDList;
+import ai.djl.ndarray.NDManager;
+import ai.djl.ndarray.types.Shape;
+import ai.djl.training.DefaultTrainingConfig;
+import ai.djl.training.GradientCollector;
+import ai.djl.training.Trainer;
+import ai.djl.training.optimizer.Optimizer;
+import ai.djl.training.tracker.Tracker;
+
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
+
+/**
+ * Training throughput of the GPT through DJL's {@link Trainer}: forward, loss, backward and an
+ * AdamW step per iteration, on one fixed batch of random tokens, as PyTorch's peer {@code
+ * torch_gpt_bench.py} measures it (same arguments, same output line).
+ *
+ * <p>Usage: {@code GptTrainBench [layers=4] [heads=4] [width=128] [context=128] [batch=16]
+ * [steps=20] [warmup=2] [vocab=256]}. Run with {@code -Dai.djl.pytorch.num_threads=1
+ * -Dai.djl.pytorch.num_interop_threads=1} for one thread, as the peer. Prints {@code params=...
+ * world=1 step_ms=... tokens_per_s_per_rank=...}.
+ */
+public final class GptTrainBench {
+
+    private GptTrainBench() {}
+
+    /**
+     * Runs the benchmark.
+     *
+     * @param args {@code key=value} arguments, as the Python peer's
+     */
+    public static void main(String[] args) {
+        Map<String, Integer> a = parse(args);
+        GptConfig config =
+                GptConfig.builder()
+                        .setVocabSize(a.get("vocab"))
+                        .setContextLength(a.get("context"))
+                        .setLayers(a.get("layers"))
+                        .setHeads(a.get("heads"))
+                        .setWidth(a.get("width"))
+                        .build();
+        int batch = a.get("batch");
+        int context = a.get("context");
+        Engine.getInstance().setRandomSeed(0);
+        // the peer's hyper-parameters: torch.optim.AdamW(lr=3e-4), its defaults otherwise
+        Optimizer adamW =
+                Optimizer.adamW()
+                        .optLearningRateTracker(Tracker.fixed(3e-4f))
+                        .optWeightDecays(0.01f)
+                        .optBeta1(0.9f)
+                        .optBeta2(0.999f)
+                        .optEpsilon(1e-8f)
+                        .build();
+        try (Model model = Model.newInstance("gpt-bench");
+                NDManager manager = NDManager.newBaseManager()) {
+            model.setBlock(new GptModel(config));
+            DefaultTrainingConfig tc =
+                    new DefaultTrainingConfig(new CausalLmLoss()).optOptimizer(adamW);
+            try (Trainer trainer = model.newTrainer(tc)) {
+                trainer.initialize(new Shape(batch, context));
+                long[] tokens = new long[batch * (context + 1)];
+                Random random = new Random(0);
+                for (int i = 0; i < tokens.length; i++) {
+                    tokens[i] = random.nextInt(config.getVocabSize());
+                }
+                NDArray all = manager.create(tokens, new Shape(batch, context + 1));
+                NDArray x = all.get(":, :-1");
+                NDArray y = all.get(":, 1:");
+                for (int i = 0; i < a.get("warmup"); i++) {
+                    step(trainer, manager, x, y);
+                }
+                int steps = a.get("steps");
+                long t0 = System.nanoTime();
+                for (int i = 0; i < steps; i++) {
+                    step(trainer, manager, x, y);
+                }
+                double seconds = (System.nanoTime() - t0) / 1e9 / steps;
+                System.out.printf(
+                        Locale.ROOT,
+                        "params=%d world=1 step_ms=%.1f tokens_per_s_per_rank=%.0f%n",
+                        config.paramCount(),
+                        seconds * 1e3,
+                        batch * context / seconds);
+            }
+        }
+    }
+
+    private static void step(Trainer trainer, NDManager manager, NDArray x, NDArray y) {
+        // every array of the step lives in this sub-manager, released once the step is done
+        try (NDManager step = manager.newSubManager()) {
+            NDArray xs = x.duplicate();
+            NDArray ys = y.duplicate();
+            xs.attach(step);
+            ys.attach(step);
+            try (GradientCollector gc = trainer.newGradientCollector()) {
+                NDList logits = trainer.forward(new NDList(xs));
+                NDArray loss = trainer.getLoss().evaluate(new NDList(ys), logits);
+                gc.backward(loss);
+            }
+            trainer.step();
+        }
+    }
+
+    private static Map<String, Integer> parse(String[] args) {
+        Map<String, Integer> a = new LinkedHashMap<>();
+        a.put("layers", 4);
+        a.put("heads", 4);
+        a.put("width", 128);
+        a.put("context", 128);
+        a.put("batch", 16);
+        a.put("steps", 20);
+        a.put("warmup", 2);
+        a.put("vocab", 256);
+        for (String arg : args) {
+            String[] kv = arg.split("=", 2);
+            if (kv.length != 2 || !a.containsKey(kv[0])) {
+                throw new IllegalArgumentException(
+                        "argument: "
+                                + arg
+                                + " (expected: key=value with key in "
+                                + a.keySet()
+                                + ")");
+            }
+            a.put(kv[0], Integer.parseInt(kv[1]));
+        }
+        return a;
+    }
+}

@@ -1,0 +1,2 @@
+/** Benchmarks of the transformer: training throughput, to compare with PyTorch's. */
+package ai.djl.distributed.transformer.bench;

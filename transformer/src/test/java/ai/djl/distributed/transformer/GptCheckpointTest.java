@@ -1,0 +1,59 @@
+package ai.djl.distributed.transformer;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ai.djl.Model;
+import ai.djl.distributed.transformer.data.BpeTokenizer;
+import ai.djl.distributed.transformer.data.ByteTokenizer;
+import ai.djl.distributed.transformer.data.Tokenizer;
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDManager;
+import ai.djl.ndarray.types.DataType;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+class GptCheckpointTest {
+
+    @Test
+    void roundTripGivesIdenticalOutputs(@TempDir Path dir) throws Exception {
+        // merges ab, cd and (ab)(ab); then no pair occurs twice
+        Tokenizer tokenizer = BpeTokenizer.train(List.of("abab abab cdcd"), 300);
+        assertEquals(259, tokenizer.vocabSize());
+        GptConfig config = GptConfig.preset("tiny").setVocabSize(259).build();
+        try (Model model = TestModels.newModel(config, 9, DataType.FLOAT32);
+                NDManager m = NDManager.newBaseManager()) {
+            NDArray tokens = TestModels.randomTokens(m, 2, 32, 259, 4);
+            float[] before = GptModelTest.forward(model, tokens).toFloatArray();
+            GptCheckpoint.save(dir, model, tokenizer);
+            assertTrue(Files.exists(dir.resolve("gpt-0000.params")));
+
+            try (GptCheckpoint loaded = GptCheckpoint.load(dir)) {
+                assertEquals(config, loaded.getBlock().getConfig());
+                float[] after = GptModelTest.forward(loaded.getModel(), tokens).toFloatArray();
+                assertArrayEquals(before, after, 0f);
+                String text = "abab cdcd, ababab!";
+                assertArrayEquals(tokenizer.encode(text), loaded.getTokenizer().encode(text));
+            }
+        }
+    }
+
+    @Test
+    void refusesATokenizerOfAnotherVocabulary(@TempDir Path dir) {
+        GptConfig config = GptConfig.preset("tiny").setVocabSize(300).build();
+        try (Model model = TestModels.newModel(config, 9, DataType.FLOAT32)) {
+            IllegalArgumentException e =
+                    assertThrows(
+                            IllegalArgumentException.class,
+                            () -> GptCheckpoint.save(dir, model, new ByteTokenizer()));
+            assertEquals("tokenizer vocabSize: 256 (expected: the model's 300)", e.getMessage());
+        }
+    }
+}

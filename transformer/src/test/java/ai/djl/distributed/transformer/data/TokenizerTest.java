@@ -1,0 +1,73 @@
+package ai.djl.distributed.transformer.data;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+class TokenizerTest {
+
+    private static final String MIXED =
+            "Ο Πρόεδρος: die Sitzung ist eröffnet. 2004-03-30  ok\n\tñ €";
+
+    @Test
+    void bytesAreUtf8() {
+        ByteTokenizer t = new ByteTokenizer();
+        assertArrayEquals(new int[] {0x68, 0xc3, 0xa9}, t.encode("hé"));
+        assertEquals(MIXED, t.decode(t.encode(MIXED)));
+        assertEquals("\ufffd", t.decode(new int[] {0xc3})); // a cut character decodes, replaced
+        assertThrows(IllegalArgumentException.class, () -> t.decode(new int[] {256}));
+    }
+
+    @Test
+    void bpeLearnsTheMostFrequentPairsFirst() {
+        // pieces "aaab", " aaab", " ab": pairs (a,a)=4, (a,b)=3, ( ,a)=2 -> merge aa (256);
+        // then "aa a b" twice and " a b": (a,b)=3, (aa,a)=2, ( ,aa)=1, ( ,a)=1 -> merge ab (257)
+        BpeTokenizer t = BpeTokenizer.train(List.of("aaab aaab ab"), 258);
+        assertArrayEquals(new int[][] {{'a', 'a'}, {'a', 'b'}}, t.merges());
+        assertArrayEquals(new int[] {256, 257, ' ', 256, 257}, t.encode("aaab aaab"));
+        assertArrayEquals(new int[] {'b', 256, 'a'}, t.encode("baaa")); // left to right
+    }
+
+    @Test
+    void bpeBreaksTiesTowardsSmallerIdsAndStopsWhenNoPairRepeats() {
+        // pieces "abab", " cdcd": (a,b)=2 and (c,d)=2 tie; then every pair occurs once
+        BpeTokenizer t = BpeTokenizer.train(List.of("abab cdcd"), 1000);
+        assertArrayEquals(new int[][] {{'a', 'b'}, {'c', 'd'}}, t.merges());
+        assertEquals(258, t.vocabSize());
+    }
+
+    @Test
+    void bpeRoundTripsAnyText(@TempDir Path dir) throws IOException {
+        BpeTokenizer t = BpeTokenizer.train(List.of(MIXED, MIXED, "die die die Sitzung"), 300);
+        for (String s : new String[] {MIXED, "", "unseen 日本語 text!", "  spaces   "}) {
+            assertEquals(s, t.decode(t.encode(s)));
+        }
+        assertTrue(t.encode(MIXED).length < new ByteTokenizer().encode(MIXED).length);
+        Path file = dir.resolve("tok.txt");
+        t.save(file);
+        Tokenizer back = Tokenizers.load(file);
+        assertEquals(t.vocabSize(), back.vocabSize());
+        assertArrayEquals(t.encode(MIXED), back.encode(MIXED));
+    }
+
+    @Test
+    void loadRejectsOtherFiles(@TempDir Path dir) throws IOException {
+        Path file = dir.resolve("x.txt");
+        Files.writeString(file, "hello\n");
+        IOException e = assertThrows(IOException.class, () -> Tokenizers.load(file));
+        assertEquals(
+                file + ": header hello (expected: djl-distributed-tokenizer FORMAT VERSION)",
+                e.getMessage());
+        new ByteTokenizer().save(file);
+        assertEquals(256, Tokenizers.load(file).vocabSize());
+    }
+}
