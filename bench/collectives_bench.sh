@@ -16,8 +16,11 @@ OUT=$(mktemp); trap 'rm -f "$OUT"' EXIT
 for r in $(seq 1 "$REPEAT"); do
   "$ROOT/bin/djl-dist" bench collectives --world-size "$N" --ops "$OPS" --sizes "$SIZES" 2>/dev/null \
     | grep busbw | sed 's/^/djl /' | tee -a "$OUT"
-  PORT=$(free_port) timeout 900 "$PEERS/torch26" bash /peers/launch_torch.sh python3 "$N" \
-    /peers/torch_collectives_bench.py "$OPS" 2>/dev/null | grep busbw | sed 's/^/gloo /' | tee -a "$OUT"
+  # One launch per op: gloo sometimes hangs when one process runs several ops (seen here).
+  for op in ${OPS//,/ }; do
+    PORT=$(free_port) timeout 300 "$PEERS/torch26" bash /peers/launch_torch.sh python3 "$N" \
+      /peers/torch_collectives_bench.py "$op" 2>/dev/null | grep busbw | sed 's/^/gloo /' | tee -a "$OUT" || true
+  done
 done
 echo "# medians over $REPEAT runs, $N ranks: op bytes | djl time_us busbw | gloo time_us busbw | busbw ratio, time ratio (gloo/djl)"
 python3 - "$OUT" <<'PY'

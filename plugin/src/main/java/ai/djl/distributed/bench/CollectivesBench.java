@@ -35,11 +35,12 @@ public final class CollectivesBench {
      * @param worldSize the number of ranks
      * @param ops the operations
      * @param sizes the message sizes in bytes
+     * @param transport auto, tcp or shm
      * @return the exit code: 0 if every rank succeeded
      * @throws IOException if a rank cannot be started
      * @throws InterruptedException if interrupted while waiting
      */
-    public static int launch(int worldSize, List<String> ops, List<Long> sizes)
+    public static int launch(int worldSize, List<String> ops, List<Long> sizes, String transport)
             throws IOException, InterruptedException {
         int port;
         try (ServerSocket s = new ServerSocket(0)) {
@@ -65,6 +66,7 @@ public final class CollectivesBench {
                 env.put("MASTER_ADDR", "127.0.0.1");
                 env.put("MASTER_PORT", String.valueOf(port));
                 env.put("OMP_NUM_THREADS", "1");
+                env.put("DJL_DIST_TRANSPORT", transport);
                 pb.redirectError(ProcessBuilder.Redirect.INHERIT);
                 pb.redirectOutput(
                         r == 0

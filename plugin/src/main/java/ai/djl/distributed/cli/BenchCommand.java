@@ -25,6 +25,7 @@ final class BenchCommand {
                                 "window",
                                 "timeout",
                                 "world-size",
+                                "transport",
                                 "ops",
                                 "sizes"));
         if (args.positional().size() != 1) {
@@ -73,7 +74,8 @@ final class BenchCommand {
                     return CollectivesBench.launch(
                             args.getInt("world-size", 2),
                             List.of(args.get("ops", "all_reduce,broadcast,all_gather").split(",")),
-                            parseSizes(args.get("sizes", "4K,1M,16M,64M")));
+                            parseSizes(args.get("sizes", "4K,1M,16M,64M")),
+                            args.get("transport", "auto"));
                 default:
                     throw new Args.UsageException(
                             "unknown benchmark '" + args.positional().get(0) + "'");

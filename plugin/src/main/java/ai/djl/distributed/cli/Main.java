@@ -22,7 +22,11 @@ public final class Main {
                     "  bench store-rendezvous --tcp H:P --clients N [--repeat R] [--window W]",
                     "      N simultaneous raw clients: connect, add to a counter, wait for the last",
                     "  bench store-ops --tcp H:P --clients K --rounds M",
-                    "      K Java clients doing M rounds of set/get/add");
+                    "      K Java clients doing M rounds of set/get/add",
+                    "  bench collectives --world-size N [--ops all_reduce,broadcast,all_gather,"
+                            + "reduce_scatter,all_to_all] [--sizes 4K,1M,16M,64M]"
+                            + " [--transport auto|tcp|shm]",
+                    "      N local ranks (one JVM and one thread each); nccl-tests style lines");
 
     private Main() {}
 

@@ -15,7 +15,7 @@ import ai.djl.ndarray.types.Shape;
 
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -24,7 +24,8 @@ import java.util.List;
 /**
  * Every collective on the CPU backend, for world sizes 1 to 4, every data type it applies to, and
  * element counts 0, 1, 7 (not a multiple of the world size), 1000 and 70,001 (large enough for the
- * ring), one thread per rank; each rank checks its result against a closed form.
+ * ring), one thread per rank, over TCP and over shared memory; each rank checks its result against
+ * a closed form.
  */
 @Timeout(300)
 class CollectiveSuiteTest {
@@ -65,11 +66,12 @@ class CollectiveSuiteTest {
         return true;
     }
 
-    @ParameterizedTest
-    @ValueSource(ints = {1, 2, 3, 4})
-    void reductions(int size) throws Exception {
+    @ParameterizedTest(name = "{1}, {0} ranks")
+    @CsvSource({"1,tcp", "2,tcp", "3,tcp", "4,tcp", "2,shm", "3,shm", "4,shm"})
+    void reductions(int size, String transport) throws Exception {
         MultiRank.run(
                 size,
+                transport,
                 Duration.ofSeconds(60),
                 (g, m) -> {
                     for (DataType t : TYPES) {
@@ -90,11 +92,12 @@ class CollectiveSuiteTest {
                 });
     }
 
-    @ParameterizedTest
-    @ValueSource(ints = {1, 2, 3, 4})
-    void dataMovement(int size) throws Exception {
+    @ParameterizedTest(name = "{1}, {0} ranks")
+    @CsvSource({"1,tcp", "2,tcp", "3,tcp", "4,tcp", "2,shm", "3,shm", "4,shm"})
+    void dataMovement(int size, String transport) throws Exception {
         MultiRank.run(
                 size,
+                transport,
                 Duration.ofSeconds(60),
                 (g, m) -> {
                     for (DataType t : TYPES) {

@@ -8,8 +8,9 @@ import ai.djl.distributed.testing.MultiRank;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.types.Shape;
 
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.time.Duration;
 import java.util.List;
@@ -18,10 +19,12 @@ import java.util.List;
 @Timeout(120)
 class FaultTest {
 
-    @Test
-    void differentCollectivesFailOnEveryRankNamingBothSides() throws Exception {
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "shm"})
+    void differentCollectivesFailOnEveryRankNamingBothSides(String transport) throws Exception {
         MultiRank.run(
                 2,
+                transport,
                 Duration.ofSeconds(60),
                 (g, m) -> {
                     NDArray a = m.zeros(new Shape(10));
@@ -52,10 +55,12 @@ class FaultTest {
                 });
     }
 
-    @Test
-    void differentSizesFailNamingBothSizes() throws Exception {
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "shm"})
+    void differentSizesFailNamingBothSizes(String transport) throws Exception {
         MultiRank.run(
                 3,
+                transport,
                 Duration.ofSeconds(60),
                 (g, m) -> {
                     NDArray a = m.zeros(new Shape(g.getRank() == 2 ? 11 : 10));
@@ -68,11 +73,14 @@ class FaultTest {
                 });
     }
 
-    @Test
-    void aRankThatNeverArrivesFailsTheOthersAtTheTimeoutNamingIt() throws Exception {
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "shm"})
+    void aRankThatNeverArrivesFailsTheOthersAtTheTimeoutNamingIt(String transport)
+            throws Exception {
         List<String> messages = new java.util.concurrent.CopyOnWriteArrayList<>();
         MultiRank.run(
                 3,
+                transport,
                 Duration.ofSeconds(2),
                 (g, m) -> {
                     if (g.getRank() == 2) {

@@ -8,6 +8,8 @@ import ai.djl.distributed.testing.JavaProcess;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.net.ServerSocket;
 import java.time.Duration;
@@ -39,8 +41,9 @@ class MultiProcessTest {
         }
     }
 
-    @Test
-    void aKilledRankFailsTheOthersPromptlyNamingIt() throws Exception {
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "shm"})
+    void aKilledRankFailsTheOthersPromptlyNamingIt(String transport) throws Exception {
         int port;
         try (ServerSocket s = new ServerSocket(0)) {
             port = s.getLocalPort();
@@ -52,11 +55,18 @@ class MultiProcessTest {
                         JavaProcess.start(
                                 CollectiveWorker.class,
                                 Map.of(
-                                        "RANK", String.valueOf(r),
-                                        "WORLD_SIZE", "3",
-                                        "MASTER_ADDR", "127.0.0.1",
-                                        "MASTER_PORT", String.valueOf(port),
-                                        "OMP_NUM_THREADS", "1"),
+                                        "RANK",
+                                        String.valueOf(r),
+                                        "WORLD_SIZE",
+                                        "3",
+                                        "MASTER_ADDR",
+                                        "127.0.0.1",
+                                        "MASTER_PORT",
+                                        String.valueOf(port),
+                                        "OMP_NUM_THREADS",
+                                        "1",
+                                        "DJL_DIST_TRANSPORT",
+                                        transport),
                                 "loop"));
             }
             long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();

@@ -51,6 +51,34 @@ public final class MultiRank {
      * @throws Exception the first rank's failure (a rank's exception, or a timeout)
      */
     public static <T> List<T> run(int size, Duration groupTimeout, Body<T> body) throws Exception {
+        return run(size, "auto", groupTimeout, body);
+    }
+
+    /**
+     * Runs {@code body} on {@code size} ranks with the CPU backend over one transport.
+     *
+     * @param size the world size
+     * @param transport "tcp", "shm" or "auto" (the CPU backend's DJL_DIST_TRANSPORT)
+     * @param groupTimeout the groups' timeout
+     * @param body each rank's part
+     * @param <T> the result type
+     * @return the results, by rank
+     * @throws Exception the first rank's failure (a rank's exception, or a timeout)
+     */
+    public static synchronized <T> List<T> run(
+            int size, String transport, Duration groupTimeout, Body<T> body) throws Exception {
+        // The backend reads its transport from the environment or this system property; one
+        // world runs at a time (synchronized), so setting it around the run is safe.
+        System.setProperty("DJL_DIST_TRANSPORT", transport);
+        try {
+            return runWorld(size, groupTimeout, body);
+        } finally {
+            System.clearProperty("DJL_DIST_TRANSPORT");
+        }
+    }
+
+    private static <T> List<T> runWorld(int size, Duration groupTimeout, Body<T> body)
+            throws Exception {
         HashStore store = new HashStore();
         ExecutorService pool = Executors.newFixedThreadPool(size);
         try {

@@ -2,20 +2,38 @@ package ai.djl.distributed.backend.cpu;
 
 import ai.djl.distributed.backend.Backend;
 import ai.djl.distributed.backend.BackendProvider;
+import ai.djl.distributed.backend.cpu.transport.ShmTransport;
 import ai.djl.distributed.backend.cpu.transport.SocketInterfaces;
 import ai.djl.distributed.backend.cpu.transport.TcpTransport;
+import ai.djl.distributed.backend.cpu.transport.Transport;
 import ai.djl.distributed.rendezvous.DistributedEnv;
 import ai.djl.distributed.store.Store;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * Provides the {@link CpuBackend} under the names "cpu" and "gloo" (so that code written for
- * PyTorch's CPU backend keeps its name). Its ranks connect over TCP on the address {@link
- * SocketInterfaces} picks.
+ * PyTorch's CPU backend keeps its name), and picks its transport from {@value #TRANSPORT}:
+ *
+ * <ul>
+ *   <li>{@code auto} (the default): shared memory when every rank of the group runs on this host
+ *       (same boot, same pid and mount namespaces) and {@code /dev/shm} is usable, else TCP;
+ *   <li>{@code shm}: shared memory, an error if the ranks are not all on one host;
+ *   <li>{@code tcp}: TCP, on the address {@link SocketInterfaces} picks.
+ * </ul>
+ *
+ * Every rank decides alike: they compare host keys through the store.
  */
 public final class CpuBackendProvider implements BackendProvider {
+
+    /** The variable (or system property) that picks the transport. */
+    public static final String TRANSPORT = "DJL_DIST_TRANSPORT";
 
     /** {@inheritDoc} */
     @Override
@@ -26,7 +44,51 @@ public final class CpuBackendProvider implements BackendProvider {
     /** {@inheritDoc} */
     @Override
     public Backend create(Store store, int rank, int size, Duration timeout) {
-        var address = SocketInterfaces.localAddress(DistributedEnv.fromProcess());
-        return new CpuBackend(TcpTransport.connect(store, rank, size, address, timeout), timeout);
+        DistributedEnv env = DistributedEnv.fromProcess();
+        String mode = env.get(TRANSPORT).orElse("auto").toLowerCase(Locale.ROOT);
+        if (!List.of("auto", "tcp", "shm").contains(mode)) {
+            throw new IllegalArgumentException(
+                    TRANSPORT + ": '" + mode + "' (expected: auto, tcp or shm)");
+        }
+        boolean shm = false;
+        if (!mode.equals("tcp") && size > 1) {
+            boolean local = allOnThisHost(store, rank, size, timeout);
+            if (mode.equals("shm") && !local) {
+                throw new IllegalArgumentException(
+                        TRANSPORT + ": 'shm' (expected: every rank on one host; they are not)");
+            }
+            shm = local;
+        }
+        Transport transport =
+                shm
+                        ? ShmTransport.connect(store, rank, size, timeout)
+                        : TcpTransport.connect(
+                                store, rank, size, SocketInterfaces.localAddress(env), timeout);
+        return new CpuBackend(transport, timeout);
+    }
+
+    private static boolean allOnThisHost(Store store, int rank, int size, Duration timeout) {
+        String mine = hostKey();
+        store.set("host/" + rank, mine.getBytes(StandardCharsets.UTF_8));
+        boolean same = ShmTransport.isAvailable() && !mine.isEmpty();
+        for (int r = 0; r < size; r++) {
+            store.waitFor(List.of("host/" + r), timeout);
+            same &= mine.equals(new String(store.get("host/" + r), StandardCharsets.UTF_8));
+        }
+        return same;
+    }
+
+    /** The boot id with the pid and mount namespaces: equal only where shared memory is. */
+    static String hostKey() {
+        try {
+            String boot = Files.readString(Path.of("/proc/sys/kernel/random/boot_id")).trim();
+            return boot
+                    + "/"
+                    + Files.readSymbolicLink(Path.of("/proc/self/ns/pid"))
+                    + "/"
+                    + Files.readSymbolicLink(Path.of("/proc/self/ns/mnt"));
+        } catch (IOException | UnsupportedOperationException e) {
+            return ""; // no /proc: not Linux, no shared memory transport
+        }
     }
 }

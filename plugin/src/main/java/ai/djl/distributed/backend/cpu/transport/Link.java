@@ -5,18 +5,59 @@ import ai.djl.distributed.backend.CommunicationException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.channels.SelectionKey;
-import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.Map;
 
 /**
- * The connection to one peer: a queue of frames to write and the state of the frame being read.
- * Every method runs on the transport's I/O thread, so nothing here is locked.
+ * The connection to one peer over any byte stream (a TCP socket, a shared-memory ring): a queue of
+ * frames to write and the state of the frame being read. Every method runs on the transport's
+ * progress thread, so nothing here is locked.
  */
-final class TcpLink {
+final class Link {
+
+    /** A non-blocking byte stream to the peer. */
+    interface Channel {
+        /**
+         * Reads what is available.
+         *
+         * @param dst where the bytes go
+         * @return the bytes read, 0 if none is available, -1 once the peer has closed
+         * @throws IOException if the stream failed
+         */
+        int read(ByteBuffer dst) throws IOException;
+
+        /**
+         * Writes what fits now.
+         *
+         * @param srcs the bytes
+         * @throws IOException if the stream failed
+         */
+        void write(ByteBuffer[] srcs) throws IOException;
+
+        /**
+         * Says which events the progress loop should watch for.
+         *
+         * @param read whether to read
+         * @param write whether to write
+         */
+        void interest(boolean read, boolean write);
+
+        /** Closes the stream; idempotent. */
+        void close();
+    }
+
+    /** Who is told when the peer leaves. */
+    interface Owner {
+        /**
+         * Called when the peer left.
+         *
+         * @param cause the failure
+         * @param orderly whether the peer said goodbye
+         */
+        void onPeerGone(CommunicationException cause, boolean orderly);
+    }
 
     /** A frame waiting to be written: its header, its body, and whom to tell when done. */
     record OutFrame(ByteBuffer[] buffers, Transfer transfer) {}
@@ -28,9 +69,8 @@ final class TcpLink {
     record Stashed(Frame frame, ByteBuffer body) {}
 
     final int peer;
-    private final SocketChannel channel;
-    private final TcpTransport transport;
-    private SelectionKey key;
+    private final Channel channel;
+    private final Owner owner;
     private final ArrayDeque<OutFrame> out = new ArrayDeque<>();
     private final Map<Long, PostedRecv> posted = new HashMap<>();
     private final Map<Long, Stashed> stash = new HashMap<>();
@@ -58,18 +98,15 @@ final class TcpLink {
     private PostedRecv inRecv; // where inBody goes, or null when it is stashed
     private CommunicationException closedCause; // why the peer can no longer be reached
 
-    TcpLink(int peer, SocketChannel channel, TcpTransport transport) {
+    Link(int peer, Channel channel, Owner owner) {
         this.peer = peer;
         this.channel = channel;
-        this.transport = transport;
+        this.owner = owner;
     }
 
-    void register(SelectionKey key) {
-        this.key = key;
-    }
-
-    SocketChannel channel() {
-        return channel;
+    /** Writes a frame at once, bypassing the queue; only when {@link #isIdle()}. */
+    void writeNow(ByteBuffer[] frame) throws IOException {
+        channel.write(frame);
     }
 
     void postSend(OutFrame frame) {
@@ -91,7 +128,7 @@ final class TcpLink {
         while (!out.isEmpty()) {
             OutFrame f = out.peek();
             channel.write(f.buffers());
-            if (f.buffers()[f.buffers().length - 1].hasRemaining()) {
+            if (!written(f.buffers())) {
                 updateInterest();
                 return;
             }
@@ -103,9 +140,18 @@ final class TcpLink {
         updateInterest();
     }
 
+    /** Whether every buffer of a frame has gone: its body may be empty while its header is not. */
+    private static boolean written(ByteBuffer[] buffers) {
+        for (ByteBuffer b : buffers) {
+            if (b.hasRemaining()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     private void updateInterest() {
-        key.interestOps(
-                (parked ? 0 : SelectionKey.OP_READ) | (out.isEmpty() ? 0 : SelectionKey.OP_WRITE));
+        channel.interest(!parked, !out.isEmpty());
     }
 
     void postRecv(PostedRecv r) {
@@ -287,7 +333,7 @@ final class TcpLink {
     private void peerGone(String reason, boolean orderly) {
         CommunicationException e = new CommunicationException(reason, peer);
         close(e);
-        transport.onPeerGone(e, orderly);
+        owner.onPeerGone(e, orderly);
     }
 
     /** Fails everything pending on this link and every later post; closes the socket. */
@@ -295,14 +341,7 @@ final class TcpLink {
         if (closedCause == null) {
             closedCause = e;
         }
-        if (key != null) {
-            key.cancel();
-        }
-        try {
-            channel.close();
-        } catch (IOException ignored) {
-            // Closing a socket we are abandoning: nothing left to report.
-        }
+        channel.close();
         posted.values().forEach(r -> r.transfer().fail(e));
         posted.clear();
         for (OutFrame f : out) {
@@ -315,6 +354,11 @@ final class TcpLink {
 
     boolean isClosed() {
         return closedCause != null;
+    }
+
+    /** Whether a transfer is under way or awaited on this link (then the peer's bytes are due). */
+    boolean isActive() {
+        return !out.isEmpty() || !posted.isEmpty() || inFrame != null;
     }
 
     /** Whether a frame can be written now without splitting one already under way. */

@@ -1,0 +1,297 @@
+package ai.djl.distributed.backend.cpu.transport;
+
+import ai.djl.distributed.backend.CommunicationException;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * What every {@link Link}-based transport shares: one progress thread owns the links; posts, aborts
+ * and goodbyes reach it as commands. Subclasses supply the progress loop (a selector, a poll of
+ * shared-memory rings) and how to wake it.
+ */
+abstract class LinkTransport implements Transport, Link.Owner {
+
+    private static final Logger logger = LoggerFactory.getLogger(LinkTransport.class);
+
+    /** How long {@link #close()} lets queued frames and goodbyes drain. */
+    static final Duration CLOSE_DRAIN = Duration.ofSeconds(5);
+
+    private static final OpSignature CONTROL = new OpSignature(0, 0, 0, 0, 0);
+
+    final int rank;
+    final int size;
+    final Link[] links;
+    private final ConcurrentLinkedQueue<Runnable> commands = new ConcurrentLinkedQueue<>();
+    private volatile CommunicationException failure;
+    volatile boolean stopping;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private Thread progressThread;
+
+    LinkTransport(int rank, int size) {
+        this.rank = rank;
+        this.size = size;
+        this.links = new Link[size];
+    }
+
+    /** Starts the progress thread; call once the links are in place. */
+    final void start(String name) {
+        progressThread = new Thread(this::progress, name);
+        progressThread.setDaemon(true);
+        progressThread.start();
+    }
+
+    /** Runs until {@link #stopping}: waits for events, runs commands, serves the links. */
+    abstract void loop() throws Exception;
+
+    /** Wakes the progress loop from another thread. */
+    abstract void wakeup();
+
+    /** Releases what the subclass owns (selector, mappings), after the loop has stopped. */
+    abstract void release();
+
+    /** {@inheritDoc} */
+    @Override
+    public int getRank() {
+        return rank;
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public int getSize() {
+        return size;
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Transfer send(int peer, long slot, OpSignature signature, ByteBuffer data) {
+        Link link = link(peer);
+        Transfer t = new Transfer(peer, true, signature, data.remaining());
+        ByteBuffer[] frame = {
+            Frame.encode(Frame.DATA, slot, signature, data.remaining()), data.duplicate()
+        };
+        return post(t, guarded(t, () -> link.postSend(new Link.OutFrame(frame, t))));
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Transfer recv(int peer, long slot, OpSignature signature, ByteBuffer into) {
+        Link link = link(peer);
+        Transfer t = new Transfer(peer, false, signature, into.remaining());
+        return post(
+                t, guarded(t, () -> link.postRecv(new Link.PostedRecv(slot, signature, into, t))));
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void beginCollective(long seq, OpSignature signature) {
+        command(
+                () -> {
+                    for (Link link : links) {
+                        if (link != null) {
+                            link.begin(seq, signature);
+                        }
+                    }
+                });
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public CommunicationException getFailure() {
+        return failure;
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void abort(CommunicationException cause) {
+        synchronized (this) {
+            if (failure != null) {
+                return;
+            }
+            failure = cause;
+        }
+        logger.debug("rank {}: transport aborted", rank, cause);
+        command(() -> abortLinks(cause));
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void onPeerGone(CommunicationException cause, boolean orderly) {
+        // A goodbye only closes that link; a link lost without one means a dead peer, which
+        // dooms every collective of this group.
+        if (!orderly) {
+            abort(cause);
+        }
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        if (failure == null && progressThread.isAlive()) {
+            // Goodbyes queue behind frames not yet written, so waiting for them drains the
+            // links: an isend issued just before close still reaches its peer.
+            List<Transfer> byes = new ArrayList<>();
+            for (Link link : links) {
+                if (link != null) {
+                    Transfer t = new Transfer(link.peer, true, CONTROL, 0);
+                    ByteBuffer[] frame = {Frame.encode(Frame.BYE, 0, CONTROL, 0)};
+                    byes.add(post(t, () -> link.postSend(new Link.OutFrame(frame, t))));
+                }
+            }
+            Deadline drain = Deadline.after(CLOSE_DRAIN);
+            for (Transfer t : byes) {
+                try {
+                    t.await(drain);
+                } catch (CommunicationException e) {
+                    logger.debug("rank {}: goodbye to rank {} failed", rank, t.getPeer(), e);
+                }
+            }
+        }
+        stopping = true;
+        wakeup();
+        try {
+            progressThread.join(CLOSE_DRAIN.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        CommunicationException closedCause =
+                new CommunicationException("the transport of rank " + rank + " is closed", -1);
+        for (Link link : links) {
+            if (link != null) {
+                link.close(closedCause);
+            }
+        }
+        release();
+    }
+
+    /** Returns the progress thread, once started. */
+    final Thread progressThread() {
+        return progressThread;
+    }
+
+    /** Runs the commands posted so far; on the progress thread. */
+    final void runCommands() {
+        for (Runnable c; (c = commands.poll()) != null; ) {
+            c.run();
+        }
+    }
+
+    final boolean hasCommands() {
+        return !commands.isEmpty();
+    }
+
+    /** Wraps a link failure as the transport's, naming the peer. */
+    static CommunicationException linkFailure(Link link, Exception e) {
+        if (e instanceof IllegalStateException) {
+            return new CommunicationException(e.getMessage(), link.peer, e);
+        }
+        return new CommunicationException(
+                "the link to rank " + link.peer + " failed: " + e.getMessage(), link.peer, e);
+    }
+
+    private Link link(int peer) {
+        if (peer < 0 || peer >= size || peer == rank) {
+            throw new IllegalArgumentException(
+                    "peer: "
+                            + peer
+                            + " (expected: a rank in [0, "
+                            + size
+                            + ") other than "
+                            + rank
+                            + ")");
+        }
+        return links[peer];
+    }
+
+    private Transfer post(Transfer t, Runnable command) {
+        CommunicationException f = failure;
+        if (f != null) {
+            t.fail(f);
+            return t;
+        }
+        if (stopping) {
+            t.fail(new CommunicationException("the transport of rank " + rank + " is closed", -1));
+            return t;
+        }
+        command(command);
+        return t;
+    }
+
+    private void command(Runnable command) {
+        commands.add(command);
+        if (Thread.currentThread() != progressThread) {
+            wakeup();
+        }
+    }
+
+    /** A post that fails its own transfer too when it finds a mismatch (then aborts all). */
+    private static Runnable guarded(Transfer t, Runnable post) {
+        return () -> {
+            try {
+                post.run();
+            } catch (CommunicationException e) {
+                t.fail(e);
+                throw e;
+            }
+        };
+    }
+
+    private void progress() {
+        try {
+            loop();
+            runCommands();
+        } catch (CommunicationException e) {
+            abort(e);
+            drainAfterAbort();
+        } catch (Exception | Error e) {
+            abort(new CommunicationException("rank " + rank + "'s transport failed: " + e, -1, e));
+            drainAfterAbort();
+        }
+    }
+
+    /** After the loop ends in failure, keeps failing late posts. */
+    private void drainAfterAbort() {
+        for (Runnable c; (c = commands.poll()) != null; ) {
+            try {
+                c.run();
+            } catch (CommunicationException e) {
+                // Already aborted: the command failed its own transfer; nothing more to tell.
+                logger.debug("rank {}: after the abort", rank, e);
+            }
+        }
+    }
+
+    private void abortLinks(CommunicationException cause) {
+        byte[] reason = cause.getMessage().getBytes(StandardCharsets.UTF_8);
+        int n = Math.min(reason.length, Frame.MAX_REASON_BYTES);
+        for (Link link : links) {
+            if (link == null || link.isClosed()) {
+                continue;
+            }
+            if (link.isIdle()) {
+                // Best effort, one non-blocking write: the peer then fails naming our reason
+                // rather than a bare lost link.
+                ByteBuffer[] frame = {
+                    Frame.encode(Frame.ABORT, 0, CONTROL, n), ByteBuffer.wrap(reason, 0, n)
+                };
+                try {
+                    link.writeNow(frame);
+                } catch (java.io.IOException e) {
+                    logger.debug("telling rank {} of the abort failed", link.peer, e);
+                }
+            }
+            link.close(cause);
+        }
+    }
+}
