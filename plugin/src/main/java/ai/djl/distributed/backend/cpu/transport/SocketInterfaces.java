@@ -21,8 +21,9 @@ import java.util.Optional;
  * <ol>
  *   <li>{@code DJL_DIST_SOCKET_IFNAME} (or gloo's {@code GLOO_SOCKET_IFNAME}) names an interface:
  *       its first IPv4 address, else its first address.
- *   <li>Otherwise, when {@code MASTER_ADDR} is a remote host, the address this host routes to it
- *       from: reachable from the master's network, never loopback.
+ *   <li>Otherwise, when {@code MASTER_ADDR} is not loopback: that address on the master's own host,
+ *       elsewhere the address this host routes to it from. Never loopback, so remote peers can
+ *       connect.
  *   <li>Otherwise (no master, or a master on this host) loopback: every rank is local.
  * </ol>
  */
@@ -49,8 +50,10 @@ public final class SocketInterfaces {
         try {
             if (master.isPresent()) {
                 InetAddress m = InetAddress.getByName(master.get());
-                if (!m.isLoopbackAddress() && NetworkInterface.getByInetAddress(m) == null) {
-                    return routeTo(m);
+                if (!m.isLoopbackAddress()) {
+                    // The master's own address is what its peers reach it by; elsewhere, the
+                    // address this host uses to reach the master.
+                    return NetworkInterface.getByInetAddress(m) != null ? m : routeTo(m);
                 }
             }
             return InetAddress.getLoopbackAddress();
