@@ -4,17 +4,20 @@
 # thread each, alternating REPEAT times; prints every line, then per op and size the median time
 # and busbw of each and the ratio. Needs the peer: sudo ../shared/peers/setup.sh.
 # usage: bench/collectives_bench.sh [N=2] [OPS=all_reduce,broadcast,all_gather,reduce_scatter,all_to_all] [REPEAT=5]
-# Environment: SIZES (default 4K,1M,16M,64M; the peer script always runs 4K,1M,16M,64M).
+# Environment: SIZES (default 4K,1M,16M,64M; the peer script always runs 4K,1M,16M,64M),
+# TRANSPORT (auto, tcp or shm; default auto).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 PEERS="${PEERS:-$ROOT/../shared/peers}"
 N=${1:-2}; OPS=${2:-all_reduce,broadcast,all_gather,reduce_scatter,all_to_all}; REPEAT=${3:-5}
 SIZES=${SIZES:-4K,1M,16M,64M}
+TRANSPORT=${TRANSPORT:-auto}
 "$ROOT/bin/djl-dist" --help >/dev/null   # builds the jars if needed
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 OUT=$(mktemp); trap 'rm -f "$OUT"' EXIT
 for r in $(seq 1 "$REPEAT"); do
-  "$ROOT/bin/djl-dist" bench collectives --world-size "$N" --ops "$OPS" --sizes "$SIZES" 2>/dev/null \
+  "$ROOT/bin/djl-dist" bench collectives --world-size "$N" --ops "$OPS" --sizes "$SIZES" \
+    --transport "$TRANSPORT" 2>/dev/null \
     | grep busbw | sed 's/^/djl /' | tee -a "$OUT"
   # One launch per op: gloo sometimes hangs when one process runs several ops (seen here).
   for op in ${OPS//,/ }; do
