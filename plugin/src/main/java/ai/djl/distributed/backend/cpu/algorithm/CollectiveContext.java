@@ -3,6 +3,7 @@ package ai.djl.distributed.backend.cpu.algorithm;
 import ai.djl.distributed.backend.cpu.reduce.Reductions;
 import ai.djl.distributed.backend.cpu.transport.Deadline;
 import ai.djl.distributed.backend.cpu.transport.OpSignature;
+import ai.djl.distributed.backend.cpu.transport.Reducer;
 import ai.djl.distributed.backend.cpu.transport.Transfer;
 import ai.djl.distributed.backend.cpu.transport.Transport;
 import ai.djl.distributed.pg.ReduceOp;
@@ -27,6 +28,7 @@ public final class CollectiveContext {
     private final DataType dataType;
     private final ReduceOp.Type reduceOp;
     private final ScratchSpace scratch;
+    private final Reducer reducer;
 
     /**
      * Creates a context.
@@ -54,6 +56,19 @@ public final class CollectiveContext {
         this.dataType = dataType;
         this.reduceOp = reduceOp;
         this.scratch = scratch;
+        this.reducer =
+                new Reducer() {
+                    @Override
+                    public int elementSize() {
+                        return dataType.getNumOfBytes();
+                    }
+
+                    @Override
+                    public void reduce(
+                            ByteBuffer acc, int accOffset, ByteBuffer src, int srcOffset, int n) {
+                        Reductions.reduce(reduceOp, dataType, acc, accOffset, src, srcOffset, n);
+                    }
+                };
     }
 
     /**
@@ -105,6 +120,20 @@ public final class CollectiveContext {
      */
     public Transfer recv(int peer, int index, ByteBuffer into) {
         return transport.recv(peer, Transport.collectiveSlot(seq, index), signature, into);
+    }
+
+    /**
+     * Posts a receive from {@code peer} that reduces the message into {@code acc} with the
+     * collective's reduction as it arrives (no copy of the message is kept).
+     *
+     * @param peer the sender
+     * @param index the message's index within this collective
+     * @param acc the accumulator, untouched by anything else until the transfer completes
+     * @return the transfer
+     */
+    public Transfer recvReduce(int peer, int index, ByteBuffer acc) {
+        return transport.recvReduce(
+                peer, Transport.collectiveSlot(seq, index), signature, acc, reducer);
     }
 
     /**

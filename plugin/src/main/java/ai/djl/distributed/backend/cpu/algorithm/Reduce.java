@@ -28,15 +28,13 @@ public final class Reduce {
             acc = ctx.scratch(1, bytes);
             acc.put(0, data, 0, bytes);
         }
-        ByteBuffer tmp = ctx.scratch(0, bytes);
         for (int mask = 1; mask < p; mask <<= 1) {
             if ((vr & mask) != 0) {
                 ctx.await(ctx.send((vr - mask + root) % p, 0, acc));
                 return;
             }
             if (vr + mask < p) {
-                ctx.await(ctx.recv((vr + mask + root) % p, 0, tmp));
-                ctx.reduce(acc, 0, tmp, 0, count);
+                ctx.await(ctx.recvReduce((vr + mask + root) % p, 0, acc));
             }
         }
     }

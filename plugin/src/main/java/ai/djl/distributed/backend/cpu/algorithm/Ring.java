@@ -13,8 +13,8 @@ import java.nio.ByteBuffer;
  * double ring). Together they are the all-reduce: every byte crosses each link twice, 2S(P-1)/P in
  * all.
  *
- * <p>Reduce-scatter blocks go in segments of {@link #SEGMENT_BYTES}, so that reducing one segment
- * overlaps receiving the next.
+ * <p>Reduce-scatter blocks go in segments of {@link #SEGMENT_BYTES}, each reduced into the
+ * receiver's block as its bytes arrive (no copy of it is kept).
  */
 public final class Ring {
 
@@ -45,16 +45,18 @@ public final class Ring {
         int maxSeg = segments(maxCount, segElems);
         int right = (r + 1) % p;
         int left = (r + p - 1) % p;
-        ByteBuffer tmp = ctx.scratch(0, maxCount * es);
         for (int s = 0; s < p - 1; s++) {
             int sb = Math.floorMod(r - s + shift, p);
             int rb = Math.floorMod(r - s - 1 + shift, p);
             int base = indexBase + s * maxSeg;
-            // 1. Post the receives of the left neighbour's block, segment by segment.
+            // 1. Post the receives of the left neighbour's block, segment by segment: each
+            // reduces into our copy of that block as its bytes arrive.
             Transfer[] recvs = new Transfer[segments(counts[rb], segElems)];
             for (int g = 0; g < recvs.length; g++) {
                 int n = segmentLength(counts[rb], segElems, g);
-                recvs[g] = ctx.recv(left, base + g, slice(tmp, g * segElems * es, n * es));
+                recvs[g] =
+                        ctx.recvReduce(
+                                left, base + g, slice(blocks[rb], g * segElems * es, n * es));
             }
             // 2. Send our block to the right neighbour.
             Transfer[] sends = new Transfer[segments(counts[sb], segElems)];
@@ -62,14 +64,9 @@ public final class Ring {
                 int n = segmentLength(counts[sb], segElems, g);
                 sends[g] = ctx.send(right, base + g, slice(blocks[sb], g * segElems * es, n * es));
             }
-            // 3. Reduce each received segment as soon as it lands.
-            for (int g = 0; g < recvs.length; g++) {
-                ctx.await(recvs[g]);
-                int off = g * segElems * es;
-                ctx.reduce(blocks[rb], off, tmp, off, segmentLength(counts[rb], segElems, g));
-            }
-            // 4. The next step sends the block just reduced; the one sent here is not touched
-            // again until the all-gather, but the caller may reuse it then: wait for it.
+            // 3. The next step sends the block reduced here; the one sent here is rewritten by
+            // the all-gather: wait for both.
+            ctx.await(recvs);
             ctx.await(sends);
         }
         return indexBase + (p - 1) * maxSeg;

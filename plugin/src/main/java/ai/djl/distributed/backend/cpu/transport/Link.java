@@ -63,7 +63,15 @@ final class Link {
     record OutFrame(ByteBuffer[] buffers, Transfer transfer) {}
 
     /** A receive posted before its message arrived. */
-    record PostedRecv(long slot, OpSignature signature, ByteBuffer into, Transfer transfer) {}
+    record PostedRecv(
+            long slot,
+            OpSignature signature,
+            ByteBuffer into,
+            Transfer transfer,
+            Reducer reducer) {}
+
+    /** Size of the buffer a reducing receive streams through (it stays in cache). */
+    static final int BOUNCE_BYTES = 256 * 1024;
 
     /** A message that arrived before its receive was posted. */
     record Stashed(Frame frame, ByteBuffer body) {}
@@ -96,6 +104,8 @@ final class Link {
     private boolean parked; // inFrame's body waits in the socket for its receive to be posted
     private ByteBuffer inBody;
     private PostedRecv inRecv; // where inBody goes, or null when it is stashed
+    private ByteBuffer bounce; // a reducing receive's staging buffer, allocated on first use
+    private int reduced; // bytes of the current reducing receive already reduced
     private CommunicationException closedCause; // why the peer can no longer be reached
 
     Link(int peer, Channel channel, Owner owner) {
@@ -163,8 +173,7 @@ final class Link {
             // The message is in the socket already: read it straight into the receive.
             checkMatch(r, inFrame);
             parked = false;
-            inRecv = r;
-            inBody = r.into().duplicate();
+            beginBody(r);
             updateInterest();
             try {
                 onReadable();
@@ -177,8 +186,7 @@ final class Link {
         Stashed s = stash.remove(r.slot());
         if (s != null) {
             checkMatch(r, s.frame());
-            r.into().duplicate().put(s.body());
-            r.transfer().complete();
+            deliver(r, s.body());
             return;
         }
         if (Frame.isCollective(r.slot())) {
@@ -256,18 +264,14 @@ final class Link {
             if (parked) {
                 return;
             }
-            while (inBody.hasRemaining()) {
-                int n = channel.read(inBody);
-                if (n < 0) {
-                    peerGone(
-                            "lost the connection to rank "
-                                    + peer
-                                    + " mid-message (its process died?)",
-                            false);
-                    return;
-                } else if (n == 0) {
-                    return;
-                }
+            int more = inRecv != null && inRecv.reducer() != null ? readReducing() : readBody();
+            if (more < 0) {
+                peerGone(
+                        "lost the connection to rank " + peer + " mid-message (its process died?)",
+                        false);
+                return;
+            } else if (more > 0) {
+                return;
             }
             finishBody();
             if (closedCause != null) {
@@ -281,10 +285,10 @@ final class Link {
         inRecv = null;
         int length = (int) f.length;
         if (f.kind == Frame.DATA) {
-            inRecv = posted.remove(f.slot);
-            if (inRecv != null) {
-                checkMatch(inRecv, f);
-                inBody = inRecv.into().duplicate();
+            PostedRecv r = posted.remove(f.slot);
+            if (r != null) {
+                checkMatch(r, f);
+                beginBody(r);
                 return;
             }
             if (Frame.isCollective(f.slot)) {
@@ -297,8 +301,15 @@ final class Link {
                 }
             }
         }
+        if (f.kind == Frame.DATA && Frame.isCollective(f.slot) && length > STASH_LIMIT) {
+            // A large early message waits in the stream (its sender waits too) rather than in a
+            // copy: collectives post their receives in the order their peers send.
+            parked = true;
+            updateInterest();
+            return;
+        }
         inBody =
-                length > 64 * 1024
+                length > STASH_LIMIT
                         ? ByteBuffer.allocateDirect(length)
                         : ByteBuffer.allocate(length);
     }
@@ -319,14 +330,78 @@ final class Link {
             if (late != null) {
                 // Its receive was posted while this body was being read into a stash buffer.
                 checkMatch(late, f);
-                late.into().duplicate().put(inBody.flip());
-                late.transfer().complete();
+                deliver(late, inBody.flip());
             } else {
                 stash.put(f.slot, new Stashed(f, inBody.flip()));
             }
         }
         inRecv = null;
         inBody = null;
+    }
+
+    /** Starts reading the current frame's body into (or reducing it into) a posted receive. */
+    private void beginBody(PostedRecv r) {
+        inRecv = r;
+        if (r.reducer() == null) {
+            inBody = r.into().duplicate();
+        } else {
+            if (bounce == null) {
+                bounce = ByteBuffer.allocateDirect(BOUNCE_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+            }
+            bounce.clear();
+            reduced = 0;
+        }
+    }
+
+    /** Reads the body; returns -1 at end of stream, 1 if more is due, 0 once complete. */
+    private int readBody() throws IOException {
+        while (inBody.hasRemaining()) {
+            int n = channel.read(inBody);
+            if (n <= 0) {
+                return n < 0 ? -1 : 1;
+            }
+        }
+        return 0;
+    }
+
+    /**
+     * Streams the body through the bounce buffer, reducing whole elements into the receive as they
+     * arrive: no copy of the message is ever made in memory. Returns as {@link #readBody()}.
+     */
+    private int readReducing() throws IOException {
+        Reducer reducer = inRecv.reducer();
+        int es = reducer.elementSize();
+        int length = inRecv.into().remaining();
+        while (reduced < length) {
+            // The bounce holds a partial element's bytes from the last read at its front.
+            bounce.limit(Math.min(bounce.capacity(), length - reduced));
+            int n = channel.read(bounce);
+            if (n < 0) {
+                return -1;
+            }
+            int whole = bounce.position() / es * es;
+            if (whole > 0) {
+                reducer.reduce(inRecv.into(), reduced, bounce, 0, whole / es);
+                reduced += whole;
+                bounce.limit(bounce.position()).position(whole);
+                bounce.compact();
+            }
+            if (n == 0) {
+                return 1;
+            }
+        }
+        return 0;
+    }
+
+    /** Completes a receive from a whole message already in memory. */
+    private static void deliver(PostedRecv r, ByteBuffer body) {
+        if (r.reducer() == null) {
+            r.into().duplicate().put(body);
+        } else {
+            int es = r.reducer().elementSize();
+            r.reducer().reduce(r.into(), 0, body, body.position(), body.remaining() / es);
+        }
+        r.transfer().complete();
     }
 
     /** The peer left: fails what waits on it; the transport decides whether that is fatal. */

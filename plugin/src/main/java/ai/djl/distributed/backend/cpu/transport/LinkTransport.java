@@ -87,7 +87,25 @@ abstract class LinkTransport implements Transport, Link.Owner {
         Link link = link(peer);
         Transfer t = new Transfer(peer, false, signature, into.remaining());
         return post(
-                t, guarded(t, () -> link.postRecv(new Link.PostedRecv(slot, signature, into, t))));
+                t,
+                guarded(
+                        t,
+                        () -> link.postRecv(new Link.PostedRecv(slot, signature, into, t, null))));
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Transfer recvReduce(
+            int peer, long slot, OpSignature signature, ByteBuffer acc, Reducer reducer) {
+        Link link = link(peer);
+        Transfer t = new Transfer(peer, false, signature, acc.remaining());
+        return post(
+                t,
+                guarded(
+                        t,
+                        () ->
+                                link.postRecv(
+                                        new Link.PostedRecv(slot, signature, acc, t, reducer))));
     }
 
     /** {@inheritDoc} */

@@ -86,6 +86,22 @@ public interface Transport extends AutoCloseable {
     Transfer recv(int peer, long slot, OpSignature signature, ByteBuffer into);
 
     /**
+     * Posts a receive that reduces the message into {@code acc}'s remaining bytes as it arrives,
+     * instead of storing it: {@code acc[i] = op(acc[i], message[i])}. The message must be exactly
+     * as long as {@code acc}'s remaining bytes. {@code acc} must not be sent, read or written by
+     * anyone else until the transfer completes.
+     *
+     * @param peer the sending rank, not this rank
+     * @param slot the message's slot
+     * @param signature the operation it belongs to, as this rank sees it
+     * @param acc the accumulator
+     * @param reducer how to combine elements
+     * @return the transfer, complete once every element is reduced
+     */
+    Transfer recvReduce(
+            int peer, long slot, OpSignature signature, ByteBuffer acc, Reducer reducer);
+
+    /**
      * Tells the transport which collective this rank now runs, so that a peer's message for the
      * same collective with another signature is reported at once, even when this rank expects no
      * message from that peer.
