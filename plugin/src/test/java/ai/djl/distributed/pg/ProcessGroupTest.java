@@ -76,6 +76,35 @@ class ProcessGroupTest {
     }
 
     @Test
+    void aSendAfterAnAsyncCollectiveIsNotStuckBehindIt() throws Exception {
+        for (String transport : new String[] {"tcp", "shm"}) {
+            MultiRank.run(
+                    2,
+                    transport,
+                    T,
+                    (g, m) -> {
+                        NDArray big = m.ones(new Shape(1_000_000));
+                        NDArray small = m.zeros(new Shape(3));
+                        if (g.getRank() == 0) {
+                            Work w = g.allReduceAsync(big, ReduceOp.SUM);
+                            g.send(m.create(new float[] {1, 2, 3}), 1, 5);
+                            w.waitFor();
+                        } else {
+                            // Rank 1 needs the message before it joins the collective.
+                            Thread.sleep(200);
+                            g.recv(small, 0, 5);
+                            g.allReduce(big);
+                        }
+                        assertEquals(2f, big.getFloat(999_999));
+                        if (g.getRank() == 1) {
+                            assertArrayEquals(new float[] {1, 2, 3}, small.toFloatArray());
+                        }
+                        return null;
+                    });
+        }
+    }
+
+    @Test
     void objectCollectives() throws Exception {
         MultiRank.run(
                 3,

@@ -183,6 +183,13 @@ final class Link {
             }
             return;
         }
+        if (parked && !Frame.isCollective(r.slot())) {
+            // A point-to-point message may sit behind the parked collective one (an isend
+            // after an allReduceAsync): stash the collective message to get at it.
+            parked = false;
+            inBody = ByteBuffer.allocateDirect((int) inFrame.length);
+            updateInterest();
+        }
         Stashed s = stash.remove(r.slot());
         if (s != null) {
             checkMatch(r, s.frame());
@@ -301,7 +308,10 @@ final class Link {
                 }
             }
         }
-        if (f.kind == Frame.DATA && Frame.isCollective(f.slot) && length > STASH_LIMIT) {
+        if (f.kind == Frame.DATA
+                && Frame.isCollective(f.slot)
+                && length > STASH_LIMIT
+                && !awaitsPointToPoint()) {
             // A large early message waits in the stream (its sender waits too) rather than in a
             // copy: collectives post their receives in the order their peers send.
             parked = true;
@@ -337,6 +347,16 @@ final class Link {
         }
         inRecv = null;
         inBody = null;
+    }
+
+    /** Whether a point-to-point receive is posted, perhaps for a message behind this one. */
+    private boolean awaitsPointToPoint() {
+        for (long slot : posted.keySet()) {
+            if (!Frame.isCollective(slot)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Starts reading the current frame's body into (or reducing it into) a posted receive. */
