@@ -3,6 +3,7 @@ package ai.djl.distributed.backend.cpu;
 import ai.djl.distributed.backend.CommunicationException;
 import ai.djl.distributed.backend.cpu.algorithm.CollectiveContext;
 import ai.djl.distributed.backend.cpu.algorithm.ScratchSpace;
+import ai.djl.distributed.backend.cpu.reduce.TorchReductions;
 import ai.djl.distributed.backend.cpu.transport.Deadline;
 import ai.djl.distributed.backend.cpu.transport.OpSignature;
 import ai.djl.distributed.backend.cpu.transport.Transport;
@@ -34,11 +35,13 @@ final class CollectiveRunner implements AutoCloseable {
     private final Duration timeout;
     private final ExecutorService executor;
     private final ScratchSpace scratch = new ScratchSpace();
+    private final TorchReductions kernels;
     private long nextSeq;
     private boolean closed;
 
-    CollectiveRunner(Transport transport, Duration timeout) {
+    CollectiveRunner(Transport transport, Duration timeout, TorchReductions kernels) {
         this.transport = transport;
+        this.kernels = kernels;
         this.timeout = timeout;
         String name = "djl-dist-cpu-r" + transport.getRank();
         this.executor =
@@ -104,7 +107,8 @@ final class CollectiveRunner implements AutoCloseable {
             Deadline deadline = Deadline.after(timeout);
             transport.beginCollective(seq, sig);
             body.accept(
-                    new CollectiveContext(transport, seq, sig, deadline, type, reduce, scratch));
+                    new CollectiveContext(
+                            transport, seq, sig, deadline, type, reduce, scratch, kernels));
             future.complete(null);
         } catch (CommunicationException e) {
             transport.abort(e);

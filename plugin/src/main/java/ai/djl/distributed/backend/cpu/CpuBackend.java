@@ -18,12 +18,13 @@ import ai.djl.distributed.backend.cpu.algorithm.Broadcast;
 import ai.djl.distributed.backend.cpu.algorithm.Exchange;
 import ai.djl.distributed.backend.cpu.algorithm.Reduce;
 import ai.djl.distributed.backend.cpu.algorithm.Ring;
-import ai.djl.distributed.backend.cpu.reduce.Reductions;
+import ai.djl.distributed.backend.cpu.reduce.TorchReductions;
 import ai.djl.distributed.backend.cpu.transport.OpSignature;
 import ai.djl.distributed.backend.cpu.transport.Transport;
 import ai.djl.distributed.pg.ReduceOp;
 import ai.djl.distributed.pg.Work;
 import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDManager;
 import ai.djl.ndarray.types.DataType;
 
 import java.nio.ByteBuffer;
@@ -48,6 +49,8 @@ public final class CpuBackend implements Backend {
     private final Transport transport;
     private final CollectiveRunner runner;
     private final PointToPoint p2p;
+    private final NDManager manager; // for libtorch's reductions on wrapped buffers
+    private final TorchReductions kernels;
 
     /**
      * Creates the backend over a connected transport; it owns and closes the transport.
@@ -57,7 +60,9 @@ public final class CpuBackend implements Backend {
      */
     public CpuBackend(Transport transport, Duration timeout) {
         this.transport = transport;
-        this.runner = new CollectiveRunner(transport, timeout);
+        this.manager = NDManager.newBaseManager(Device.cpu());
+        this.kernels = new TorchReductions(manager);
+        this.runner = new CollectiveRunner(transport, timeout, kernels);
         this.p2p = new PointToPoint(transport, timeout);
     }
 
@@ -280,6 +285,7 @@ public final class CpuBackend implements Backend {
     public void close() {
         runner.close();
         transport.close();
+        manager.close();
     }
 
     NdRegion region(NDArray array, boolean output) {
@@ -341,9 +347,9 @@ public final class CpuBackend implements Backend {
 
     private void finish(ReduceOp op, DataType type, ByteBuffer data, int offset, int count) {
         if (op.getType() == ReduceOp.Type.AVG) {
-            Reductions.divide(type, data, offset, count, transport.getSize());
+            kernels.divide(type, data, offset, count, transport.getSize());
         } else if (op.getType() == ReduceOp.Type.PREMUL_SUM) {
-            Reductions.scale(type, data, offset, count, op.getFactor());
+            kernels.scale(type, data, offset, count, op.getFactor());
         }
     }
 

@@ -1,6 +1,6 @@
 package ai.djl.distributed.backend.cpu.algorithm;
 
-import ai.djl.distributed.backend.cpu.reduce.Reductions;
+import ai.djl.distributed.backend.cpu.reduce.TorchReductions;
 import ai.djl.distributed.backend.cpu.transport.Deadline;
 import ai.djl.distributed.backend.cpu.transport.OpSignature;
 import ai.djl.distributed.backend.cpu.transport.Reducer;
@@ -29,6 +29,7 @@ public final class CollectiveContext {
     private final ReduceOp.Type reduceOp;
     private final ScratchSpace scratch;
     private final Reducer reducer;
+    private final TorchReductions kernels;
 
     /**
      * Creates a context.
@@ -40,6 +41,7 @@ public final class CollectiveContext {
      * @param dataType the element type
      * @param reduceOp the element-wise reduction ({@code SUM} for AVG and PREMUL_SUM), or null
      * @param scratch the backend's scratch space
+     * @param kernels the element-wise reductions (libtorch for large float operands, else Java)
      */
     public CollectiveContext(
             Transport transport,
@@ -48,7 +50,8 @@ public final class CollectiveContext {
             Deadline deadline,
             DataType dataType,
             ReduceOp.Type reduceOp,
-            ScratchSpace scratch) {
+            ScratchSpace scratch,
+            TorchReductions kernels) {
         this.transport = transport;
         this.seq = seq;
         this.signature = signature;
@@ -56,6 +59,7 @@ public final class CollectiveContext {
         this.dataType = dataType;
         this.reduceOp = reduceOp;
         this.scratch = scratch;
+        this.kernels = kernels;
         this.reducer =
                 new Reducer() {
                     @Override
@@ -66,7 +70,7 @@ public final class CollectiveContext {
                     @Override
                     public void reduce(
                             ByteBuffer acc, int accOffset, ByteBuffer src, int srcOffset, int n) {
-                        Reductions.reduce(reduceOp, dataType, acc, accOffset, src, srcOffset, n);
+                        kernels.reduce(reduceOp, dataType, acc, accOffset, src, srcOffset, n);
                     }
                 };
     }
@@ -158,7 +162,7 @@ public final class CollectiveContext {
      * @param count the number of elements
      */
     public void reduce(ByteBuffer dst, int dstOffset, ByteBuffer src, int srcOffset, int count) {
-        Reductions.reduce(reduceOp, dataType, dst, dstOffset, src, srcOffset, count);
+        kernels.reduce(reduceOp, dataType, dst, dstOffset, src, srcOffset, count);
     }
 
     /**

@@ -235,20 +235,7 @@ final class Link {
         long seq = Frame.seqOf(f.slot);
         OpSignature mine = recent.get(seq);
         if (mine != null && !mine.equals(f.signature)) {
-            throw new CommunicationException(
-                    "mismatch with rank "
-                            + peer
-                            + " at collective #"
-                            + seq
-                            + ": this rank called "
-                            + mine
-                            + ", rank "
-                            + peer
-                            + " called "
-                            + f.signature
-                            + " (every rank must issue the same collectives, with the same"
-                            + " sizes and types, in the same order)",
-                    peer);
+            throw Mismatch.differentCall(peer, seq, mine, f.signature);
         }
     }
 
@@ -463,26 +450,14 @@ final class Link {
 
     private void checkMatch(PostedRecv r, Frame f) {
         if (!r.signature().equals(f.signature) || r.into().remaining() != f.length) {
-            String what =
-                    Frame.isCollective(r.slot()) ? "collective #" + Frame.seqOf(r.slot()) : "";
             CommunicationException e =
-                    new CommunicationException(
-                            "mismatch with rank "
-                                    + peer
-                                    + (what.isEmpty() ? "" : " at " + what)
-                                    + ": this rank called "
-                                    + r.signature()
-                                    + " expecting "
-                                    + r.into().remaining()
-                                    + " bytes, rank "
-                                    + peer
-                                    + " called "
-                                    + f.signature
-                                    + " sending "
-                                    + f.length
-                                    + " bytes (every rank must issue the same collectives, with the same"
-                                    + " sizes and types, in the same order)",
-                            peer);
+                    Mismatch.differentMessage(
+                            peer,
+                            r.slot(),
+                            r.signature(),
+                            r.into().remaining(),
+                            f.signature,
+                            f.length);
             // The receive is no longer in the posted map: fail it here, the abort will not.
             r.transfer().fail(e);
             throw e;
@@ -490,21 +465,11 @@ final class Link {
     }
 
     private CommunicationException skipped(PostedRecv mine, Frame theirs) {
-        return new CommunicationException(
-                "mismatch with rank "
-                        + peer
-                        + ": this rank is at collective #"
-                        + Frame.seqOf(mine.slot())
-                        + " "
-                        + mine.signature()
-                        + ", but rank "
-                        + peer
-                        + " has moved on to collective #"
-                        + Frame.seqOf(theirs.slot)
-                        + " "
-                        + theirs.signature
-                        + " without sending this one's data (every rank must issue the same"
-                        + " collectives in the same order)",
-                peer);
+        return Mismatch.skipped(
+                peer,
+                Frame.seqOf(mine.slot()),
+                mine.signature(),
+                Frame.seqOf(theirs.slot),
+                theirs.signature);
     }
 }

@@ -1,0 +1,75 @@
+package ai.djl.distributed.backend.cpu.transport;
+
+import ai.djl.distributed.backend.CommunicationException;
+
+/** The errors for ranks that disagree on their collectives, naming both sides. */
+final class Mismatch {
+
+    private static final String RULE =
+            " (every rank must issue the same collectives, with the same sizes and types, in the"
+                    + " same order)";
+
+    private Mismatch() {}
+
+    /** The peer's message for collective {@code seq} was sent for another call than ours. */
+    static CommunicationException differentCall(
+            int peer, long seq, OpSignature mine, OpSignature theirs) {
+        return new CommunicationException(
+                "mismatch with rank "
+                        + peer
+                        + " at collective #"
+                        + seq
+                        + ": this rank called "
+                        + mine
+                        + ", rank "
+                        + peer
+                        + " called "
+                        + theirs
+                        + RULE,
+                peer);
+    }
+
+    /** A message matched a receive by slot but not by signature or length. */
+    static CommunicationException differentMessage(
+            int peer, long slot, OpSignature mine, long expected, OpSignature theirs, long length) {
+        String where = Frame.isCollective(slot) ? " at collective #" + Frame.seqOf(slot) : "";
+        return new CommunicationException(
+                "mismatch with rank "
+                        + peer
+                        + where
+                        + ": this rank called "
+                        + mine
+                        + " expecting "
+                        + expected
+                        + " bytes, rank "
+                        + peer
+                        + " called "
+                        + theirs
+                        + " sending "
+                        + length
+                        + " bytes"
+                        + RULE,
+                peer);
+    }
+
+    /** The peer moved on to a later collective without sending what this one expects. */
+    static CommunicationException skipped(
+            int peer, long mySeq, OpSignature mine, long theirSeq, OpSignature theirs) {
+        return new CommunicationException(
+                "mismatch with rank "
+                        + peer
+                        + ": this rank is at collective #"
+                        + mySeq
+                        + " "
+                        + mine
+                        + ", but rank "
+                        + peer
+                        + " has moved on to collective #"
+                        + theirSeq
+                        + " "
+                        + theirs
+                        + " without sending this one's data"
+                        + RULE,
+                peer);
+    }
+}
