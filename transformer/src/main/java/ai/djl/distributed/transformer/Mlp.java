@@ -57,9 +57,12 @@ public final class Mlp extends AbstractBlock {
      * @return the output, {@code (batch, time, width)}
      */
     NDArray apply(ParameterStore ps, NDArray x, boolean training) {
-        NDArray h = Activation.gelu(fc.forward(ps, new NDList(x), training).singletonOrThrow());
+        Shape shape = x.getShape();
+        // on (batch * time, width): libtorch fuses each bias into its matrix product (addmm)
+        NDArray flat = x.reshape(shape.get(0) * shape.get(1), shape.get(2));
+        NDArray h = Activation.gelu(fc.forward(ps, new NDList(flat), training).singletonOrThrow());
         NDArray y = out.forward(ps, new NDList(h), training).singletonOrThrow();
-        return Ops.dropout(y, dropout, training);
+        return Ops.dropout(y, dropout, training).reshape(shape);
     }
 
     /** {@inheritDoc} */

@@ -15,6 +15,8 @@ import ai.djl.training.Trainer;
 import ai.djl.training.optimizer.Optimizer;
 import ai.djl.training.tracker.Tracker;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -28,7 +30,8 @@ import java.util.Random;
  * <p>Usage: {@code GptTrainBench [layers=4] [heads=4] [width=128] [context=128] [batch=16]
  * [steps=20] [warmup=2] [vocab=256]}. Run with {@code -Dai.djl.pytorch.num_threads=1
  * -Dai.djl.pytorch.num_interop_threads=1} for one thread, as the peer. Prints {@code params=...
- * world=1 step_ms=... tokens_per_s_per_rank=...}.
+ * world=1 step_ms=... tokens_per_s_per_rank=... cpu_step_ms=...}: the peer's line, then the CPU
+ * time of the training thread per step.
  */
 public final class GptTrainBench {
 
@@ -80,17 +83,23 @@ public final class GptTrainBench {
                     step(trainer, manager, x, y);
                 }
                 int steps = a.get("steps");
+                ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+                long cpu0 = threads.getCurrentThreadCpuTime();
                 long t0 = System.nanoTime();
                 for (int i = 0; i < steps; i++) {
                     step(trainer, manager, x, y);
                 }
                 double seconds = (System.nanoTime() - t0) / 1e9 / steps;
+                double cpuSeconds = (threads.getCurrentThreadCpuTime() - cpu0) / 1e9 / steps;
+                // the peer's fields first, then this thread's CPU time per step (less sensitive to
+                // other load on the machine than the wall-clock step time)
                 System.out.printf(
                         Locale.ROOT,
-                        "params=%d world=1 step_ms=%.1f tokens_per_s_per_rank=%.0f%n",
+                        "params=%d world=1 step_ms=%.1f tokens_per_s_per_rank=%.0f cpu_step_ms=%.1f%n",
                         config.paramCount(),
                         seconds * 1e3,
-                        batch * context / seconds);
+                        batch * context / seconds,
+                        cpuSeconds * 1e3);
             }
         }
     }
