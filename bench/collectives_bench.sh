@@ -13,16 +13,27 @@ N=${1:-2}; OPS=${2:-all_reduce,broadcast,all_gather,reduce_scatter,all_to_all}; 
 SIZES=${SIZES:-4K,1M,16M,64M}
 TRANSPORT=${TRANSPORT:-auto}
 "$ROOT/bin/djl-dist" --help >/dev/null   # builds the jars if needed
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-OUT=$(mktemp); trap 'rm -f "$OUT"' EXIT
+# A free port below the ephemeral range: a client retrying its connect to a port in that range can
+# be handed the same port as its own and connect to itself (seen with gloo's ranks here).
+free_port() { python3 -c '
+import random, socket
+while True:
+    p = random.randrange(20000, 30000); s = socket.socket()
+    try: s.bind(("127.0.0.1", p)); print(p); break
+    except OSError: pass
+    finally: s.close()'; }
+OUT=$(mktemp); trap 'rm -f "$OUT" "$OUT.gloo"' EXIT
 for r in $(seq 1 "$REPEAT"); do
   "$ROOT/bin/djl-dist" bench collectives --world-size "$N" --ops "$OPS" --sizes "$SIZES" \
     --transport "$TRANSPORT" 2>/dev/null \
     | grep busbw | sed 's/^/djl /' | tee -a "$OUT"
-  # One launch per op: gloo sometimes hangs when one process runs several ops (seen here).
+  # One launch per op, bounded; leftover ranks are killed (timeout alone would orphan them).
   for op in ${OPS//,/ }; do
-    PORT=$(free_port) timeout 300 "$PEERS/torch26" bash /peers/launch_torch.sh python3 "$N" \
-      /peers/torch_collectives_bench.py "$op" 2>/dev/null | grep busbw | sed 's/^/gloo /' | tee -a "$OUT" || true
+    PORT=$(free_port) "$PEERS/torch26" bash /peers/launch_torch.sh python3 "$N" \
+      /peers/torch_collectives_bench.py "$op" > "$OUT.gloo" 2>/dev/null & GPID=$!
+    for i in $(seq 1 1800); do kill -0 $GPID 2>/dev/null || break; sleep 0.1; done
+    pkill -f torch_collectives_bench.py 2>/dev/null || true; wait $GPID 2>/dev/null || true
+    grep busbw "$OUT.gloo" | sed 's/^/gloo /' | tee -a "$OUT" || true
   done
 done
 echo "# medians over $REPEAT runs, $N ranks: op bytes | djl time_us busbw | gloo time_us busbw | busbw ratio, time ratio (gloo/djl)"

@@ -42,10 +42,7 @@ public final class CollectivesBench {
      */
     public static int launch(int worldSize, List<String> ops, List<Long> sizes, String transport)
             throws IOException, InterruptedException {
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
+        int port = freePortBelowEphemeralRange();
         String java = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
         List<Process> ranks = new ArrayList<>();
         try {
@@ -164,6 +161,23 @@ public final class CollectivesBench {
                 System.out.flush();
             }
         }
+    }
+
+    /**
+     * A free port in [20000, 30000): a rank retrying its connect to a port of the ephemeral range
+     * can be handed that very port as its own and connect to itself.
+     */
+    private static int freePortBelowEphemeralRange() throws IOException {
+        java.util.Random random = new java.util.Random();
+        for (int i = 0; i < 1000; i++) {
+            int port = 20000 + random.nextInt(10000);
+            try (ServerSocket s = new ServerSocket(port)) {
+                return s.getLocalPort();
+            } catch (IOException busy) {
+                // taken: try another
+            }
+        }
+        throw new IOException("no free port in [20000, 30000)");
     }
 
     static double busFactor(String op, int n) {
