@@ -22,7 +22,7 @@ while True:
     try: s.bind(("127.0.0.1", p)); print(p); break
     except OSError: pass
     finally: s.close()'; }
-OUT=$(mktemp); trap 'rm -f "$OUT" "$OUT.gloo"' EXIT
+OUT=$(mktemp); trap 'rm -f "$OUT" "$OUT.gloo" "$OUT.err"' EXIT
 for r in $(seq 1 "$REPEAT"); do
   "$ROOT/bin/djl-dist" bench collectives --world-size "$N" --ops "$OPS" --sizes "$SIZES" \
     --transport "$TRANSPORT" 2>/dev/null \
@@ -30,10 +30,11 @@ for r in $(seq 1 "$REPEAT"); do
   # One launch per op, bounded; leftover ranks are killed (timeout alone would orphan them).
   for op in ${OPS//,/ }; do
     PORT=$(free_port) "$PEERS/torch26" bash /peers/launch_torch.sh python3 "$N" \
-      /peers/torch_collectives_bench.py "$op" > "$OUT.gloo" 2>/dev/null & GPID=$!
+      /peers/torch_collectives_bench.py "$op" > "$OUT.gloo" 2> "$OUT.err" & GPID=$!
     for i in $(seq 1 1800); do kill -0 $GPID 2>/dev/null || break; sleep 0.1; done
     pkill -f torch_collectives_bench.py 2>/dev/null || true; wait $GPID 2>/dev/null || true
     grep busbw "$OUT.gloo" | sed 's/^/gloo /' | tee -a "$OUT" || true
+    grep -q busbw "$OUT.gloo" || { echo "# gloo $op failed:"; grep -v Warning "$OUT.err" | tail -5; }
   done
 done
 echo "# medians over $REPEAT runs, $N ranks: op bytes | djl time_us busbw | gloo time_us busbw | busbw ratio, time ratio (gloo/djl)"

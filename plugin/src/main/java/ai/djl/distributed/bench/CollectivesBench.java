@@ -144,8 +144,12 @@ public final class CollectivesBench {
                                     + " (expected: all_reduce, broadcast, all_gather,"
                                     + " all_to_all, reduce_scatter)");
             }
-            f.run();
-            f.run();
+            // The peer warms up twice; the JIT needs more: the paths of large messages (segments,
+            // streaming reductions) compile only after they have run a few times.
+            int warmups = bytes <= (1 << 20) ? 20 : 10;
+            for (int i = 0; i < warmups; i++) {
+                f.run();
+            }
             g.barrier();
             long t0 = System.nanoTime();
             for (int i = 0; i < iters; i++) {
