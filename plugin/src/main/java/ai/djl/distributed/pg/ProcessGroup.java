@@ -1,6 +1,7 @@
 package ai.djl.distributed.pg;
 
 import ai.djl.distributed.backend.Backend;
+import ai.djl.distributed.backend.CallerWaits;
 import ai.djl.distributed.store.Store;
 import ai.djl.ndarray.NDArray;
 
@@ -150,7 +151,7 @@ public final class ProcessGroup implements AutoCloseable {
      * @param src the source rank
      */
     public void broadcast(NDArray array, int src) {
-        broadcastAsync(array, src).waitFor();
+        CallerWaits.call(() -> broadcastAsync(array, src)).waitFor();
     }
 
     /**
@@ -182,7 +183,7 @@ public final class ProcessGroup implements AutoCloseable {
      * @param op the reduction
      */
     public void allReduce(NDArray array, ReduceOp op) {
-        allReduceAsync(array, op).waitFor();
+        CallerWaits.call(() -> allReduceAsync(array, op)).waitFor();
     }
 
     /**
@@ -203,7 +204,7 @@ public final class ProcessGroup implements AutoCloseable {
      * @param op the reduction
      */
     public void allReduceCoalesced(List<NDArray> arrays, ReduceOp op) {
-        allReduceCoalescedAsync(arrays, op).waitFor();
+        CallerWaits.call(() -> allReduceCoalescedAsync(arrays, op)).waitFor();
     }
 
     /**
@@ -227,7 +228,7 @@ public final class ProcessGroup implements AutoCloseable {
      * @param op the reduction
      */
     public void reduce(NDArray array, int dst, ReduceOp op) {
-        reduceAsync(array, dst, op).waitFor();
+        CallerWaits.call(() -> reduceAsync(array, dst, op)).waitFor();
     }
 
     /**
@@ -252,7 +253,7 @@ public final class ProcessGroup implements AutoCloseable {
      * @param input this rank's data
      */
     public void allGather(List<NDArray> outputs, NDArray input) {
-        allGatherAsync(outputs, input).waitFor();
+        CallerWaits.call(() -> allGatherAsync(outputs, input)).waitFor();
     }
 
     /**
@@ -276,7 +277,7 @@ public final class ProcessGroup implements AutoCloseable {
      * @param input this rank's data
      */
     public void allGatherIntoTensor(NDArray output, NDArray input) {
-        allGatherIntoTensorAsync(output, input).waitFor();
+        CallerWaits.call(() -> allGatherIntoTensorAsync(output, input)).waitFor();
     }
 
     /**
@@ -302,7 +303,7 @@ public final class ProcessGroup implements AutoCloseable {
      * @param dst the destination rank
      */
     public void gather(NDArray input, List<NDArray> outputs, int dst) {
-        gatherAsync(input, outputs, dst).waitFor();
+        CallerWaits.call(() -> gatherAsync(input, outputs, dst)).waitFor();
     }
 
     /**
@@ -334,7 +335,7 @@ public final class ProcessGroup implements AutoCloseable {
      * @param src the source rank
      */
     public void scatter(NDArray output, List<NDArray> inputs, int src) {
-        scatterAsync(output, inputs, src).waitFor();
+        CallerWaits.call(() -> scatterAsync(output, inputs, src)).waitFor();
     }
 
     /**
@@ -365,7 +366,7 @@ public final class ProcessGroup implements AutoCloseable {
      * @param op the reduction
      */
     public void reduceScatter(NDArray output, List<NDArray> inputs, ReduceOp op) {
-        reduceScatterAsync(output, inputs, op).waitFor();
+        CallerWaits.call(() -> reduceScatterAsync(output, inputs, op)).waitFor();
     }
 
     /**
@@ -392,7 +393,7 @@ public final class ProcessGroup implements AutoCloseable {
      * @param op the reduction
      */
     public void reduceScatterTensor(NDArray output, NDArray input, ReduceOp op) {
-        reduceScatterTensorAsync(output, input, op).waitFor();
+        CallerWaits.call(() -> reduceScatterTensorAsync(output, input, op)).waitFor();
     }
 
     /**
@@ -419,7 +420,7 @@ public final class ProcessGroup implements AutoCloseable {
      * @param inputs one array per rank
      */
     public void allToAll(List<NDArray> outputs, List<NDArray> inputs) {
-        allToAllAsync(outputs, inputs).waitFor();
+        CallerWaits.call(() -> allToAllAsync(outputs, inputs)).waitFor();
     }
 
     /**
@@ -461,7 +462,8 @@ public final class ProcessGroup implements AutoCloseable {
      */
     public void allToAllSingle(
             NDArray output, NDArray input, long[] outputSplits, long[] inputSplits) {
-        allToAllSingleAsync(output, input, outputSplits, inputSplits).waitFor();
+        CallerWaits.call(() -> allToAllSingleAsync(output, input, outputSplits, inputSplits))
+                .waitFor();
     }
 
     /**
@@ -484,7 +486,7 @@ public final class ProcessGroup implements AutoCloseable {
 
     /** Blocks until every rank of the group has entered the barrier. */
     public void barrier() {
-        barrierAsync().waitFor();
+        CallerWaits.call(() -> barrierAsync()).waitFor();
     }
 
     /**

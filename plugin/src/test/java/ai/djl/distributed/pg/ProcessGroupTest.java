@@ -105,6 +105,32 @@ class ProcessGroupTest {
     }
 
     @Test
+    void blockingCollectivesStayBehindQueuedOnes() throws Exception {
+        MultiRank.run(
+                3,
+                T,
+                (g, m) -> {
+                    // A blocking call may run on the caller's thread, but only when nothing is
+                    // queued: here it must wait for the asynchronous ones issued before it.
+                    List<NDArray> arrays = new ArrayList<>();
+                    List<Work> works = new ArrayList<>();
+                    for (int i = 0; i < 5; i++) {
+                        NDArray a = m.ones(new Shape(200_000)).mul(i + g.getRank());
+                        arrays.add(a);
+                        works.add(g.allReduceAsync(a, ReduceOp.SUM));
+                    }
+                    NDArray last = m.create(new float[] {g.getRank()});
+                    g.allReduce(last);
+                    assertEquals(3f, last.getFloat(0));
+                    for (int i = 0; i < 5; i++) {
+                        works.get(i).waitFor();
+                        assertEquals(3f * i + 3f, arrays.get(i).getFloat(199_999));
+                    }
+                    return null;
+                });
+    }
+
+    @Test
     void objectCollectives() throws Exception {
         MultiRank.run(
                 3,

@@ -1,5 +1,6 @@
 package ai.djl.distributed.backend.cpu;
 
+import ai.djl.distributed.backend.CallerWaits;
 import ai.djl.distributed.backend.CommunicationException;
 import ai.djl.distributed.backend.cpu.algorithm.CollectiveContext;
 import ai.djl.distributed.backend.cpu.algorithm.ScratchSpace;
@@ -18,6 +19,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 
 /**
@@ -37,6 +39,8 @@ final class CollectiveRunner implements AutoCloseable {
     private final ScratchSpace scratch = new ScratchSpace();
     private final TorchReductions kernels;
     private long nextSeq;
+    private int queued; // handed to the executor and not yet running
+    private final ReentrantLock executing = new ReentrantLock(); // held by the running collective
     private boolean closed;
 
     CollectiveRunner(Transport transport, Duration timeout, TorchReductions kernels) {
@@ -62,12 +66,7 @@ final class CollectiveRunner implements AutoCloseable {
      * @param body the algorithm
      * @return the work
      */
-    synchronized Work submit(
-            OpSignature sig, DataType type, ReduceOp op, Consumer<CollectiveContext> body) {
-        if (closed) {
-            throw new IllegalStateException("the process group has been destroyed");
-        }
-        long seq = nextSeq++;
+    Work submit(OpSignature sig, DataType type, ReduceOp op, Consumer<CollectiveContext> body) {
         ReduceOp.Type elementOp = null;
         if (op != null) {
             elementOp =
@@ -75,13 +74,47 @@ final class CollectiveRunner implements AutoCloseable {
                             ? ReduceOp.Type.SUM
                             : op.getType();
         }
-        CompletableFuture<Void> future = new CompletableFuture<>();
         ReduceOp.Type reduce = elementOp;
-        String what = sig + " #" + seq + " on rank " + transport.getRank();
-        try {
-            executor.execute(() -> run(seq, sig, type, reduce, body, future, what));
-        } catch (RejectedExecutionException e) {
-            throw new IllegalStateException("the process group has been destroyed", e);
+        CompletableFuture<Void> future = new CompletableFuture<>();
+        long seq;
+        String what;
+        boolean inline;
+        synchronized (this) {
+            if (closed) {
+                throw new IllegalStateException("the process group has been destroyed");
+            }
+            seq = nextSeq++;
+            what = sig + " #" + seq + " on rank " + transport.getRank();
+            // A caller that will wait anyway runs the collective itself when nothing is queued
+            // or running: the lock, taken here, keeps later collectives behind it.
+            inline = CallerWaits.isSet() && queued == 0 && executing.tryLock();
+            if (!inline) {
+                queued++;
+                try {
+                    executor.execute(
+                            () -> {
+                                executing.lock();
+                                try {
+                                    synchronized (this) {
+                                        queued--;
+                                    }
+                                    run(seq, sig, type, reduce, body, future, what);
+                                } finally {
+                                    executing.unlock();
+                                }
+                            });
+                } catch (RejectedExecutionException e) {
+                    queued--;
+                    throw new IllegalStateException("the process group has been destroyed", e);
+                }
+            }
+        }
+        if (inline) {
+            try {
+                run(seq, sig, type, reduce, body, future, what);
+            } finally {
+                executing.unlock();
+            }
         }
         return new FutureWork(what, future, timeout.plus(WAIT_SLACK));
     }
