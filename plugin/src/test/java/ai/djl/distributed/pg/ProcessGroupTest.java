@@ -131,6 +131,44 @@ class ProcessGroupTest {
     }
 
     @Test
+    void aMessageSentBeforeAGoodbyeIsStillDelivered() throws Exception {
+        // Rank 0 sends, then destroys its group at once; rank 1 posts its receive only later,
+        // after the goodbye has arrived.
+        for (String transport : new String[] {"tcp", "shm"}) {
+            java.util.concurrent.CountDownLatch closed = new java.util.concurrent.CountDownLatch(1);
+            ai.djl.distributed.store.HashStore store = new ai.djl.distributed.store.HashStore();
+            System.setProperty("DJL_DIST_TRANSPORT", transport);
+            try {
+                Thread sender =
+                        new Thread(
+                                () -> {
+                                    try (ProcessGroup g =
+                                                    ProcessGroups.init("cpu", store, 0, 2, T);
+                                            ai.djl.ndarray.NDManager m =
+                                                    ai.djl.ndarray.NDManager.newBaseManager()) {
+                                        g.send(m.create(new int[] {42}), 1, 0);
+                                    } finally {
+                                        closed.countDown();
+                                    }
+                                });
+                sender.start();
+                try (ProcessGroup g = ProcessGroups.init("cpu", store, 1, 2, T);
+                        ai.djl.ndarray.NDManager m = ai.djl.ndarray.NDManager.newBaseManager()) {
+                    assertTrue(closed.await(30, java.util.concurrent.TimeUnit.SECONDS));
+                    Thread.sleep(200); // let the goodbye arrive
+                    NDArray got = m.zeros(new Shape(1), DataType.INT32);
+                    g.recv(got, 0, 0);
+                    assertEquals(42, got.getInt(0));
+                }
+                sender.join();
+            } finally {
+                System.clearProperty("DJL_DIST_TRANSPORT");
+                store.close();
+            }
+        }
+    }
+
+    @Test
     void objectCollectives() throws Exception {
         MultiRank.run(
                 3,

@@ -165,6 +165,13 @@ final class Link {
     }
 
     void postRecv(PostedRecv r) {
+        // A message that arrived before the peer's goodbye is still delivered.
+        Stashed early = closedCause != null ? stash.remove(r.slot()) : null;
+        if (early != null) {
+            checkMatch(r, early.frame());
+            deliver(r, early.body());
+            return;
+        }
         if (closedCause != null) {
             r.transfer().fail(closedCause);
             return;
