@@ -18,6 +18,7 @@ import ai.djl.nn.core.Linear;
 import ai.djl.training.DefaultTrainingConfig;
 import ai.djl.training.GradientCollector;
 import ai.djl.training.Trainer;
+import ai.djl.training.initializer.Initializer;
 import ai.djl.training.loss.Loss;
 import ai.djl.training.optimizer.Optimizer;
 import ai.djl.training.tracker.Tracker;
@@ -62,6 +63,17 @@ final class Fixture {
         return new DefaultTrainingConfig(Loss.softmaxCrossEntropyLoss())
                 .optOptimizer(optimizer)
                 .optDevices(new Device[] {Device.cpu()});
+    }
+
+    /** An initializer drawing no random numbers: the same parameters in every run. */
+    static Initializer deterministic() {
+        return (manager, shape, type) -> {
+            float[] v = new float[(int) shape.size()];
+            for (int i = 0; i < v.length; i++) {
+                v[i] = (float) (0.3 * Math.sin(1.7 * i + shape.size()));
+            }
+            return manager.create(v, shape).toType(type, false);
+        };
     }
 
     /** A DDP trainer on the MLP, initialized (parameters broadcast from rank 0). */

@@ -1,6 +1,7 @@
 package ai.djl.distributed.ddp;
 
 import ai.djl.Device;
+import ai.djl.distributed.backend.CommunicationException;
 import ai.djl.distributed.pg.ProcessGroup;
 import ai.djl.distributed.pg.ProcessGroups;
 import ai.djl.distributed.store.HashStore;
@@ -55,7 +56,16 @@ final class Ranks {
                                                             "cpu", store, rank, size, TIMEOUT);
                                             NDManager m = NDManager.newBaseManager(Device.cpu())) {
                                         T result = body.run(g, m);
-                                        g.barrier();
+                                        try {
+                                            // No rank tears down while another may still
+                                            // talk to it.
+                                            g.barrier();
+                                        } catch (CommunicationException e) {
+                                            // With 3+ ranks a rank that left the barrier and
+                                            // destroyed its group can fail a slower rank's
+                                            // barrier (see .handoff/NOTES.md); the body's
+                                            // results stand, as in the plugin's harness.
+                                        }
                                         return result;
                                     }
                                 }));
