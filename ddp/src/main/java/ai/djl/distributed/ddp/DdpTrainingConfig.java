@@ -4,6 +4,7 @@ import ai.djl.Device;
 import ai.djl.nn.Parameter;
 import ai.djl.training.Trainer;
 import ai.djl.training.TrainingConfig;
+import ai.djl.training.dataset.Batch;
 import ai.djl.training.evaluator.Evaluator;
 import ai.djl.training.initializer.Initializer;
 import ai.djl.training.listener.EvaluatorTrainingListener;
@@ -12,6 +13,7 @@ import ai.djl.training.listener.MemoryTrainingListener;
 import ai.djl.training.listener.SaveModelTrainingListener;
 import ai.djl.training.listener.TimeMeasureTrainingListener;
 import ai.djl.training.listener.TrainingListener;
+import ai.djl.training.listener.TrainingListener.BatchData;
 import ai.djl.training.listener.TrainingListenerAdapter;
 import ai.djl.training.loss.Loss;
 import ai.djl.training.optimizer.Optimizer;
@@ -36,7 +38,8 @@ final class DdpTrainingConfig implements TrainingConfig {
     private final List<Evaluator> evaluators = new ArrayList<>();
     private final List<TrainingListener> listeners = new ArrayList<>();
 
-    DdpTrainingConfig(TrainingConfig config, Device device, RankAverages averages, int rank) {
+    DdpTrainingConfig(
+            TrainingConfig config, Device device, RankAverages averages, int rank, int worldSize) {
         this.config = config;
         this.device = device;
         this.averages = averages;
@@ -46,7 +49,9 @@ final class DdpTrainingConfig implements TrainingConfig {
         this.loss = averages.wrap(config.getLossFunction());
         listeners.add(new EpochAverages());
         for (TrainingListener l : config.getTrainingListeners()) {
-            if (rank == 0 || !printsOrWrites(l)) {
+            if (rank == 0 && worldSize > 1 && l instanceof LoggingTrainingListener) {
+                listeners.add(new RankProgress(l, worldSize));
+            } else if (rank == 0 || !printsOrWrites(l)) {
                 listeners.add(l);
             }
         }
@@ -124,6 +129,71 @@ final class DdpTrainingConfig implements TrainingConfig {
                     trainer.getManager(),
                     EvaluatorTrainingListener.TRAIN_EPOCH,
                     EvaluatorTrainingListener.VALIDATE_EPOCH);
+        }
+    }
+
+    /**
+     * DJL's logging listener with progress bars that reach 100%: DJL sizes them by the whole
+     * dataset, while this rank's batches cover its share, about 1/N of it.
+     */
+    private static final class RankProgress implements TrainingListener {
+
+        private final TrainingListener logging;
+        private final int worldSize;
+
+        RankProgress(TrainingListener logging, int worldSize) {
+            this.logging = logging;
+            this.worldSize = worldSize;
+        }
+
+        /** {@inheritDoc} */
+        @Override
+        public void onEpoch(Trainer trainer) {
+            logging.onEpoch(trainer);
+        }
+
+        /** {@inheritDoc} */
+        @Override
+        public void onTrainingBatch(Trainer trainer, BatchData batchData) {
+            logging.onTrainingBatch(trainer, share(batchData));
+        }
+
+        /** {@inheritDoc} */
+        @Override
+        public void onValidationBatch(Trainer trainer, BatchData batchData) {
+            logging.onValidationBatch(trainer, share(batchData));
+        }
+
+        /** {@inheritDoc} */
+        @Override
+        public void onTrainingBegin(Trainer trainer) {
+            logging.onTrainingBegin(trainer);
+        }
+
+        /** {@inheritDoc} */
+        @Override
+        public void onTrainingEnd(Trainer trainer) {
+            logging.onTrainingEnd(trainer);
+        }
+
+        private BatchData share(BatchData data) {
+            Batch b = data.getBatch();
+            if (b == null) {
+                return data;
+            }
+            // A view for the progress bar only: never closed, it owns nothing.
+            Batch view =
+                    new Batch(
+                            b.getManager(),
+                            b.getData(),
+                            b.getLabels(),
+                            b.getSize(),
+                            null,
+                            null,
+                            b.getProgress(),
+                            (b.getProgressTotal() + worldSize - 1) / worldSize,
+                            b.getIndices());
+            return new BatchData(view, data.getLabels(), data.getPredictions());
         }
     }
 }

@@ -613,7 +613,9 @@ public final class DistributedDataParallel extends Trainer {
             Device d = device != null ? device : defaultDevice(config.getDevices());
             RankAverages averages = new RankAverages(group);
             return new DistributedDataParallel(
-                    model, new DdpTrainingConfig(config, d, averages, group.getRank()), this);
+                    model,
+                    new DdpTrainingConfig(config, d, averages, group.getRank(), group.getSize()),
+                    this);
         }
 
         private static Device defaultDevice(Device[] devices) {
