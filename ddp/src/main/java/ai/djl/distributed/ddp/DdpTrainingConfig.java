@@ -125,6 +125,9 @@ final class DdpTrainingConfig implements TrainingConfig {
         /** {@inheritDoc} */
         @Override
         public void onEpoch(Trainer trainer) {
+            if (trainer instanceof DistributedDataParallel) {
+                ((DistributedDataParallel) trainer).finishPendingUpdates();
+            }
             averages.average(
                     trainer.getManager(),
                     EvaluatorTrainingListener.TRAIN_EPOCH,

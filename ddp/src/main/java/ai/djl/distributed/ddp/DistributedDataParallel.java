@@ -14,6 +14,7 @@ import ai.djl.ndarray.types.Shape;
 import ai.djl.nn.Block;
 import ai.djl.nn.Parameter;
 import ai.djl.nn.UninitializedParameterException;
+import ai.djl.training.GradientCollector;
 import ai.djl.training.LocalParameterServer;
 import ai.djl.training.Trainer;
 import ai.djl.training.TrainingConfig;
@@ -58,7 +59,9 @@ import java.util.function.Predicate;
  *
  * <p><b>Overlap.</b> DJL exposes no per-parameter autograd hooks, so no reduction can start before
  * {@code backward} returns: communication overlaps the packing of later buckets and the optimizer
- * work of earlier ones, not the backward pass.
+ * work of earlier ones, not the backward pass. With metrics set ({@code setMetrics}), each
+ * synchronized step records {@code ddp-reduce-and-update} (its reduction and optimizer work) and
+ * {@code ddp-wait} (the time it waited for reductions), in nanoseconds.
  *
  * <p><b>Collectives.</b> Every rank must make the same calls in the same order: {@code initialize},
  * each {@code step()} (the same number of them, which a {@link DistributedSampler} ensures), each
@@ -81,6 +84,7 @@ public final class DistributedDataParallel extends Trainer {
     private final long bucketCapBytes;
     private final boolean broadcastBuffers;
     private final boolean findUnusedParameters;
+    private final boolean overlapWithForward;
     private final RankAverages averages;
 
     private boolean synced;
@@ -102,6 +106,7 @@ public final class DistributedDataParallel extends Trainer {
         this.bucketCapBytes = builder.bucketCapBytes;
         this.broadcastBuffers = builder.broadcastBuffers;
         this.findUnusedParameters = builder.findUnusedParameters;
+        this.overlapWithForward = builder.overlapWithForward;
         this.averages = config.getAverages();
         store = new RecordingParameterStore(getManager());
         store.setParameterServer(new LocalParameterServer(optimizer), new Device[] {device});
@@ -167,6 +172,7 @@ public final class DistributedDataParallel extends Trainer {
     @Override
     public void step() {
         synchronize();
+        finishPendingUpdates();
         long begin = System.nanoTime();
         int[] useOrder = store.takeUseOrder();
         if (noSyncDepth > 0 || group.getSize() == 1) {
@@ -181,20 +187,19 @@ public final class DistributedDataParallel extends Trainer {
             }
         } else {
             boolean[] used = used(useOrder);
-            reducer.reduce(
-                    p -> value(params[p]).getGradient(),
-                    used,
-                    findUnusedParameters,
-                    (p, grad) -> optimizer.update(params[p].getId(), value(params[p]), grad));
-            if (!rebuilt) {
-                rebuilt = true;
-                if (!findUnusedParameters) {
-                    // Gradients become ready in about the reverse of the order of first use.
-                    int[] ready = new int[useOrder.length];
-                    for (int i = 0; i < ready.length; i++) {
-                        ready[i] = useOrder[useOrder.length - 1 - i];
+            Reducer.GradientSource source = p -> value(params[p]).getGradient();
+            Reducer.Consumer update =
+                    (p, grad) -> optimizer.update(params[p].getId(), value(params[p]), grad);
+            if (overlapWithForward && rebuilt) {
+                // Updates follow each parameter's first use in the next forward pass.
+                reducer.launch(source, used, findUnusedParameters, update);
+            } else {
+                recordWait(reducer.reduce(source, used, findUnusedParameters, update));
+                if (!rebuilt) {
+                    rebuilt = true;
+                    if (!findUnusedParameters) {
+                        reducer.rebuild(readyOrder(useOrder));
                     }
-                    reducer.rebuild(ready);
                 }
             }
             addMetric("ddp-reduce-and-update", begin);
@@ -213,6 +218,32 @@ public final class DistributedDataParallel extends Trainer {
     public NoSync noSync() {
         noSyncDepth++;
         return new NoSync(() -> noSyncDepth--);
+    }
+
+    /**
+     * Completes the updates that {@link Builder#optOverlapWithForward} defers: waits for the
+     * reductions still on the wire and runs the optimizer on their parameters. Steps, backward
+     * passes through this trainer's gradient collectors, checkpoints, epoch ends and {@link
+     * #close()} call it; call it before reading parameters directly after a step. Does nothing when
+     * no update is pending.
+     */
+    public void finishPendingUpdates() {
+        if (reducer != null && reducer.isPending()) {
+            recordWait(reducer.completeAll());
+        }
+    }
+
+    /**
+     * Returns a gradient collector that first completes pending updates ({@link
+     * #finishPendingUpdates()}) when {@link Builder#optOverlapWithForward} is on, so that no
+     * deferred update lands after the gradients of the next backward pass.
+     *
+     * @return a new gradient collector
+     */
+    @Override
+    public GradientCollector newGradientCollector() {
+        GradientCollector collector = super.newGradientCollector();
+        return overlapWithForward ? new FinishingCollector(collector) : collector;
     }
 
     /**
@@ -285,10 +316,15 @@ public final class DistributedDataParallel extends Trainer {
     @Override
     public void close() {
         try {
+            finishPendingUpdates();
             store.sync();
         } finally {
             super.close();
         }
+    }
+
+    boolean hasPendingUpdates() {
+        return reducer != null && reducer.isPending();
     }
 
     Optimizer getOptimizer() {
@@ -301,7 +337,7 @@ public final class DistributedDataParallel extends Trainer {
 
     /** Returns the array a parameter is trained as (its device copy when it lives elsewhere). */
     NDArray value(Parameter parameter) {
-        return store.getValue(parameter, device, false);
+        return store.array(parameter, device);
     }
 
     /**
@@ -357,6 +393,15 @@ public final class DistributedDataParallel extends Trainer {
             types[i] = v.getDataType();
         }
         store.track(ids);
+        store.setBeforeUse(
+                i -> {
+                    if (reducer != null && reducer.isPending()) {
+                        long waited = reducer.complete(i);
+                        if (waited >= 0) {
+                            recordWait(waited);
+                        }
+                    }
+                });
         if (params.length > 0) {
             reducer =
                     new Reducer(
@@ -375,11 +420,63 @@ public final class DistributedDataParallel extends Trainer {
     /** Returns every parameter, buffers last, with its name; synchronizes first. */
     List<Pair<String, Parameter>> namedParameters() {
         synchronize();
+        finishPendingUpdates();
         List<Pair<String, Parameter>> all = new ArrayList<>();
         for (Pair<String, Parameter> pair : getModel().getBlock().getParameters()) {
             all.add(pair);
         }
         return all;
+    }
+
+    /**
+     * Returns the order to rebuild buckets in: gradients become ready in about the reverse of the
+     * order parameters are first used; with updates overlapping the forward pass, buckets go in the
+     * order the next forward pass needs them.
+     */
+    private int[] readyOrder(int[] useOrder) {
+        if (overlapWithForward) {
+            return useOrder;
+        }
+        int[] ready = new int[useOrder.length];
+        for (int i = 0; i < ready.length; i++) {
+            ready[i] = useOrder[useOrder.length - 1 - i];
+        }
+        return ready;
+    }
+
+    private void recordWait(long nanos) {
+        if (getMetrics() != null) {
+            getMetrics().addMetric("ddp-wait", nanos);
+        }
+    }
+
+    /** Completes pending updates before a backward pass adds to the gradients. */
+    private final class FinishingCollector implements GradientCollector {
+
+        private final GradientCollector collector;
+
+        FinishingCollector(GradientCollector collector) {
+            this.collector = collector;
+        }
+
+        /** {@inheritDoc} */
+        @Override
+        public void backward(NDArray target) {
+            finishPendingUpdates();
+            collector.backward(target);
+        }
+
+        /** {@inheritDoc} */
+        @Override
+        public void zeroGradients() {
+            collector.zeroGradients();
+        }
+
+        /** {@inheritDoc} */
+        @Override
+        public void close() {
+            collector.close();
+        }
     }
 
     private void broadcast(Parameter[] ps) {
@@ -462,6 +559,7 @@ public final class DistributedDataParallel extends Trainer {
         private long firstBucketBytes = BucketAssignment.DEFAULT_FIRST_BUCKET_BYTES;
         private boolean broadcastBuffers = true;
         private boolean findUnusedParameters;
+        private boolean overlapWithForward;
 
         Builder() {}
 
@@ -567,6 +665,24 @@ public final class DistributedDataParallel extends Trainer {
          */
         public Builder optFindUnusedParameters(boolean find) {
             this.findUnusedParameters = find;
+            return this;
+        }
+
+        /**
+         * Sets whether a step's reductions may still be on the wire when {@code step()} returns,
+         * overlapping the next forward pass; default false. Each bucket's optimizer update then
+         * runs when the forward pass first fetches one of its parameters (buckets are rebuilt in
+         * the order the forward pass uses them), and every pending update completes before the next
+         * backward pass, step, checkpoint or epoch end: the same updates, in the same values, as
+         * without it. Parameters read directly (not through the trainer) after a step may be stale
+         * until {@link DistributedDataParallel#finishPendingUpdates()}; backward passes must go
+         * through the trainer's {@code newGradientCollector()}, as {@code EasyTrain} does.
+         *
+         * @param overlap whether to overlap reductions with the next forward pass
+         * @return this builder
+         */
+        public Builder optOverlapWithForward(boolean overlap) {
+            this.overlapWithForward = overlap;
             return this;
         }
 

@@ -9,6 +9,7 @@ import ai.djl.training.ParameterStore;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.IntConsumer;
 
 /**
  * A {@link ParameterStore} that records which parameters a training forward pass fetches, and in
@@ -19,6 +20,7 @@ import java.util.Map;
 final class RecordingParameterStore extends ParameterStore {
 
     private final Map<String, Integer> indexById = new HashMap<>();
+    private IntConsumer beforeUse = i -> {};
     private int[] order = new int[0];
     private boolean[] seen = new boolean[0];
     private int count;
@@ -42,17 +44,40 @@ final class RecordingParameterStore extends ParameterStore {
         count = 0;
     }
 
+    /**
+     * Sets what runs before a tracked parameter is handed to a forward pass.
+     *
+     * @param beforeUse receives the parameter's index
+     */
+    void setBeforeUse(IntConsumer beforeUse) {
+        this.beforeUse = beforeUse;
+    }
+
     /** {@inheritDoc} */
     @Override
     public NDArray getValue(Parameter parameter, Device device, boolean training) {
-        if (training && parameter != null) {
+        if (parameter != null) {
             Integer i = indexById.get(parameter.getId());
-            if (i != null && !seen[i]) {
-                seen[i] = true;
-                order[count++] = i;
+            if (i != null) {
+                beforeUse.accept(i);
+                if (training && !seen[i]) {
+                    seen[i] = true;
+                    order[count++] = i;
+                }
             }
         }
         return super.getValue(parameter, device, training);
+    }
+
+    /**
+     * Returns the array a parameter is trained as, without recording a use.
+     *
+     * @param parameter the parameter
+     * @param device the training device
+     * @return its array on the device
+     */
+    NDArray array(Parameter parameter, Device device) {
+        return super.getValue(parameter, device, false);
     }
 
     /**

@@ -51,7 +51,9 @@ final class Reducer implements AutoCloseable {
     private final long bucketCapBytes;
     private BucketAssignment assignment;
     private Bucket[] buckets = new Bucket[0];
+    private int[] bucketOf = new int[0];
     private NDArray usedMap;
+    private Pending pending;
 
     /** Where the reducer reads this rank's gradients. */
     @FunctionalInterface
@@ -109,7 +111,7 @@ final class Reducer implements AutoCloseable {
     }
 
     /**
-     * Reduces one step's gradients.
+     * Reduces one step's gradients: {@link #launch} then {@link #completeAll}.
      *
      * @param source this rank's gradients
      * @param used which parameters took part in this rank's forward passes since the last step;
@@ -117,42 +119,121 @@ final class Reducer implements AutoCloseable {
      * @param findUnused whether to find the parameters no rank used (one more small all-reduce,
      *     before the buckets) and not hand them to the consumer
      * @param consumer receives each averaged gradient, bucket by bucket, in bucket order
+     * @return the nanoseconds this thread spent waiting for reductions: the communication that
+     *     nothing overlapped
      */
-    void reduce(GradientSource source, boolean[] used, boolean findUnused, Consumer consumer) {
-        CompletableFuture<Void> usedAnywhere = null;
-        if (findUnused) {
-            usedAnywhere = launchUsedMap(used);
+    long reduce(GradientSource source, boolean[] used, boolean findUnused, Consumer consumer) {
+        launch(source, used, findUnused, consumer);
+        return completeAll();
+    }
+
+    /**
+     * Starts one step's reduction: fills every bucket from the gradients and starts the hook on it,
+     * in bucket order, then returns. The gradients may change once this returns; the buckets are
+     * handed to the consumer by {@link #complete} and {@link #completeAll}.
+     *
+     * @param source this rank's gradients
+     * @param used which parameters took part in this rank's forward passes since the last step
+     * @param findUnused whether to find the parameters no rank used and not hand them on
+     * @param consumer receives each averaged gradient
+     * @throws IllegalStateException if the previous step's reduction is not complete
+     */
+    void launch(GradientSource source, boolean[] used, boolean findUnused, Consumer consumer) {
+        if (pending != null) {
+            throw new IllegalStateException("the previous reduction is not complete");
         }
-        List<CompletableFuture<NDArray>> launched = new ArrayList<>(buckets.length);
-        try (NDManager step = manager.newSubManager()) {
-            RuntimeException failure = null;
-            try {
-                for (Bucket b : buckets) {
-                    b.fill(source);
-                    launched.add(hook.reduce(group, b.view(step)));
+        Pending p = new Pending(consumer, manager.newSubManager());
+        pending = p;
+        if (findUnused) {
+            p.usedAnywhere = launchUsedMap(used);
+        }
+        try {
+            for (Bucket b : buckets) {
+                b.fill(source);
+                p.launched.add(hook.reduce(group, b.view(p.step)));
+            }
+        } catch (RuntimeException e) {
+            p.failure = e;
+        }
+    }
+
+    /**
+     * Returns whether a reduction was launched and not yet completely handed on.
+     *
+     * @return whether one is pending
+     */
+    boolean isPending() {
+        return pending != null;
+    }
+
+    /**
+     * Completes the bucket holding a parameter, if its reduction is pending: waits for it and hands
+     * its parameters' gradients to the consumer.
+     *
+     * @param param the parameter's index
+     * @return the nanoseconds spent waiting for the step's reductions, in all, when this call
+     *     completed the step's last bucket; else -1
+     */
+    long complete(int param) {
+        Pending p = pending;
+        if (p == null) {
+            return -1;
+        }
+        if (p.failure == null) {
+            int k = bucketOf[param];
+            if (!p.consumed[k]) {
+                consume(p, k);
+                p.left--;
+            }
+        }
+        return p.failure != null || p.left == 0 ? completeAll() : -1;
+    }
+
+    /**
+     * Completes every pending bucket, in bucket order.
+     *
+     * @return the nanoseconds spent waiting for this step's reductions, in all
+     * @throws RuntimeException the first failure of the step's reduction, once every started
+     *     reduction is over
+     */
+    long completeAll() {
+        Pending p = pending;
+        if (p == null) {
+            return 0;
+        }
+        try {
+            for (int k = 0; k < p.launched.size(); k++) {
+                if (!p.consumed[k]) {
+                    consume(p, k);
+                    p.left--;
                 }
-            } catch (RuntimeException e) {
-                failure = e;
             }
-            float[] anywhere = null;
-            if (usedAnywhere != null) {
-                failure = join(usedAnywhere, failure);
-                anywhere = failure == null ? usedMap.toFloatArray() : null;
+            if (p.failure != null) {
+                throw p.failure;
             }
-            for (int k = 0; k < launched.size(); k++) {
-                NDArray result = null;
-                try {
-                    result = launched.get(k).join();
-                } catch (CompletionException | java.util.concurrent.CancellationException e) {
-                    failure = failure == null ? unwrap(e, k) : failure;
-                }
-                if (failure == null) {
-                    buckets[k].consume(result, anywhere, consumer);
-                }
-            }
-            if (failure != null) {
-                throw failure;
-            }
+            return p.waited;
+        } finally {
+            pending = null;
+            p.step.close();
+        }
+    }
+
+    private void consume(Pending p, int k) {
+        p.consumed[k] = true;
+        long w = System.nanoTime();
+        if (p.usedAnywhere != null && p.anywhere == null && p.failure == null) {
+            p.failure = join(p.usedAnywhere, null);
+            p.anywhere = p.failure == null ? usedMap.toFloatArray() : null;
+        }
+        NDArray result = null;
+        try {
+            result = p.launched.get(k).join();
+        } catch (CompletionException | java.util.concurrent.CancellationException e) {
+            p.failure = p.failure == null ? unwrap(e, k) : p.failure;
+        }
+        p.waited += System.nanoTime() - w;
+        if (p.failure == null) {
+            buckets[k].consume(result, p.anywhere, p.consumer);
         }
     }
 
@@ -173,20 +254,41 @@ final class Reducer implements AutoCloseable {
                 BucketAssignment.rebuilt(order, bytes, types, firstBucketBytes, bucketCapBytes));
     }
 
-    /** Releases the buckets. Idempotent. */
+    /**
+     * Releases the buckets, once reductions still on the wire are over (their results are dropped).
+     * Idempotent.
+     */
     @Override
     public void close() {
+        Pending p = pending;
+        pending = null;
+        if (p != null) {
+            for (CompletableFuture<NDArray> f : p.launched) {
+                try {
+                    f.join();
+                } catch (CompletionException | java.util.concurrent.CancellationException e) {
+                    // dropped with the step: nothing will read its buffers
+                }
+            }
+        }
         manager.close();
     }
 
     private void setAssignment(BucketAssignment next) {
+        if (pending != null) {
+            throw new IllegalStateException("buckets rebuilt while a reduction is pending");
+        }
         for (Bucket b : buckets) {
             b.close();
         }
         assignment = next;
         buckets = new Bucket[next.size()];
+        bucketOf = new int[names.size()];
         for (int k = 0; k < buckets.length; k++) {
             buckets[k] = new Bucket(k, next.getBucket(k), k == buckets.length - 1);
+            for (int p : buckets[k].params) {
+                bucketOf[p] = k;
+            }
         }
     }
 
@@ -220,6 +322,25 @@ final class Reducer implements AutoCloseable {
                 (bucket < 0 ? "unused-parameter map" : "gradient bucket " + bucket)
                         + ": reduction failed",
                 c);
+    }
+
+    /** A launched step: its reductions, what is handed on, and the first failure. */
+    private final class Pending {
+
+        final Consumer consumer;
+        final NDManager step;
+        final List<CompletableFuture<NDArray>> launched = new ArrayList<>();
+        final boolean[] consumed = new boolean[buckets.length];
+        CompletableFuture<Void> usedAnywhere;
+        float[] anywhere;
+        RuntimeException failure;
+        long waited;
+        int left = buckets.length;
+
+        Pending(Consumer consumer, NDManager step) {
+            this.consumer = consumer;
+            this.step = step;
+        }
     }
 
     /** A flat buffer and the parameters laid out in it. */

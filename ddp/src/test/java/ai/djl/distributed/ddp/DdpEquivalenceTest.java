@@ -31,6 +31,12 @@ class DdpEquivalenceTest {
 
     private static List<Run> train(int ranks, long firstBucketBytes, long capBytes, int micro)
             throws Exception {
+        return train(ranks, firstBucketBytes, capBytes, micro, false);
+    }
+
+    private static List<Run> train(
+            int ranks, long firstBucketBytes, long capBytes, int micro, boolean overlap)
+            throws Exception {
         return Ranks.run(
                 ranks,
                 (group, manager) -> {
@@ -43,7 +49,8 @@ class DdpEquivalenceTest {
                                         Fixture::sgd,
                                         DistributedDataParallel.builder()
                                                 .optFirstBucketBytes(firstBucketBytes)
-                                                .optBucketCapBytes(capBytes),
+                                                .optBucketCapBytes(capBytes)
+                                                .optOverlapWithForward(overlap),
                                         BATCH)) {
                             Map<String, float[]> initial = Fixture.snapshot(model.getBlock());
                             int buckets = t.getBucketAssignment().size();
@@ -57,6 +64,14 @@ class DdpEquivalenceTest {
                                                         m, s * micro + k, group.getRank(), BATCH));
                                     }
                                     t.step();
+                                    if (overlap && s > 0) {
+                                        // the reductions are still pending; a forward pass
+                                        // (unlocked: no gradient collector) completes them
+                                        // bucket by bucket as it fetches the parameters
+                                        assertTrue(t.hasPendingUpdates());
+                                        t.evaluate(Fixture.batch(m, 0, 0, BATCH)[0]);
+                                        assertFalse(t.hasPendingUpdates());
+                                    }
                                 }
                             }
                             return new Run(initial, Fixture.snapshot(model.getBlock()), buckets);
@@ -85,6 +100,12 @@ class DdpEquivalenceTest {
         // 256-byte first bucket, 1 KiB cap: the 884-float model spans 3 buckets
         List<Run> runs = train(2, 256, 1024, 1);
         assertEquals(3, runs.get(0).buckets(), "buckets: " + runs.get(0).buckets());
+        assertAllRanksMatchReference(runs, 2);
+    }
+
+    @Test
+    void reductionsOverlappingTheNextForwardPassGiveTheSameParameters() throws Exception {
+        List<Run> runs = train(2, 256, 1024, 1, true);
         assertAllRanksMatchReference(runs, 2);
     }
 
