@@ -2,10 +2,13 @@ package ai.djl.distributed.examples;
 
 import ai.djl.Device;
 import ai.djl.Model;
+import ai.djl.distributed.ddp.CommHook;
+import ai.djl.distributed.ddp.CommHooks;
 import ai.djl.distributed.ddp.DistributedDataParallel;
 import ai.djl.distributed.ddp.NoSync;
 import ai.djl.distributed.pg.Distributed;
 import ai.djl.distributed.pg.ProcessGroup;
+import ai.djl.distributed.pg.ReduceOp;
 import ai.djl.distributed.transformer.CausalLmLoss;
 import ai.djl.distributed.transformer.GptConfig;
 import ai.djl.distributed.transformer.GptModel;
@@ -90,6 +93,8 @@ public final class DdpGptBench {
                             .optBucketCapBytes(a.get("bucket_kib") * 1024L)
                             .optFirstBucketBytes(a.get("first_bucket_kib") * 1024L)
                             .optOverlapWithForward(a.get("overlap") != 0)
+                            .optCommHook(
+                                    a.get("sync_only") != 0 ? syncOnly() : CommHooks.allReduce())
                             .build()) {
                 trainer.initialize(new Shape(batch, context));
                 // each rank its own batch, as the peer (torch.randint after the same seed gives
@@ -175,6 +180,19 @@ public final class DdpGptBench {
         }
     }
 
+    /**
+     * A hook for analysis only: one 4-byte all-reduce per bucket instead of the gradients (which
+     * stay unaveraged), so that a step costs the ranks' synchronization without the data.
+     */
+    private static CommHook syncOnly() {
+        return (group, bucket) -> {
+            NDArray one = bucket.getManager().zeros(new Shape(1));
+            return group.allReduceAsync(one, ReduceOp.SUM)
+                    .getFuture()
+                    .thenApply(v -> bucket.getBuffer());
+        };
+    }
+
     /** Runs steps; returns the seconds they took. */
     private static double timed(
             Trainer trainer, NDManager manager, NDArray x, NDArray y, int steps) {
@@ -226,6 +244,7 @@ public final class DdpGptBench {
         a.put("bucket_kib", 25 * 1024);
         a.put("first_bucket_kib", 1024);
         a.put("overlap", 0);
+        a.put("sync_only", 0);
         for (String arg : args) {
             String[] kv = arg.split("=", 2);
             if (kv.length != 2 || !a.containsKey(kv[0])) {
