@@ -4,7 +4,6 @@ import ai.djl.Device;
 import ai.djl.Model;
 import ai.djl.distributed.pg.ProcessGroup;
 import ai.djl.distributed.pg.ReduceOp;
-import ai.djl.distributed.pg.Work;
 import ai.djl.distributed.rendezvous.DistributedEnv;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDList;
@@ -13,7 +12,6 @@ import ai.djl.ndarray.types.DataType;
 import ai.djl.ndarray.types.Shape;
 import ai.djl.nn.Block;
 import ai.djl.nn.Parameter;
-import ai.djl.nn.UninitializedParameterException;
 import ai.djl.training.GradientCollector;
 import ai.djl.training.LocalParameterServer;
 import ai.djl.training.Trainer;
@@ -25,7 +23,6 @@ import ai.djl.util.Pair;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Predicate;
@@ -243,7 +240,9 @@ public final class DistributedDataParallel extends Trainer {
     @Override
     public GradientCollector newGradientCollector() {
         GradientCollector collector = super.newGradientCollector();
-        return overlapWithForward ? new FinishingCollector(collector) : collector;
+        return overlapWithForward
+                ? new FinishingGradientCollector(collector, this::finishPendingUpdates)
+                : collector;
     }
 
     /**
@@ -262,8 +261,8 @@ public final class DistributedDataParallel extends Trainer {
      */
     public void syncBuffers() {
         synchronize();
-        if (group.getSize() > 1 && buffers.length > 0) {
-            broadcast(buffers);
+        if (buffers.length > 0) {
+            ModelSync.broadcast(group, values(buffers));
         }
     }
 
@@ -348,41 +347,13 @@ public final class DistributedDataParallel extends Trainer {
         if (synced) {
             return;
         }
-        List<String> gradNames = new ArrayList<>();
-        List<Parameter> grads = new ArrayList<>();
-        List<Parameter> bufs = new ArrayList<>();
-        StringBuilder signature = new StringBuilder();
-        for (Pair<String, Parameter> pair : getModel().getBlock().getParameters()) {
-            Parameter p = pair.getValue();
-            NDArray v;
-            try {
-                v = value(p);
-            } catch (UninitializedParameterException e) {
-                throw new IllegalStateException(
-                        "parameter "
-                                + pair.getKey()
-                                + " is not initialized (expected: trainer.initialize(shapes) on"
-                                + " every rank before training)",
-                        e);
-            }
-            signature.append(pair.getKey()).append(' ').append(v.getShape()).append(' ');
-            signature.append(v.getDataType()).append(' ').append(p.requiresGradient()).append('\n');
-            if (p.requiresGradient()) {
-                gradNames.add(pair.getKey());
-                grads.add(p);
-            } else {
-                bufs.add(p);
-            }
-        }
-        verifyAcrossRanks(signature.toString());
-        List<Parameter> all = new ArrayList<>(grads);
-        all.addAll(bufs);
-        if (group.getSize() > 1) {
-            broadcast(all.toArray(new Parameter[0]));
-        }
-        params = grads.toArray(new Parameter[0]);
-        buffers = bufs.toArray(new Parameter[0]);
-        names = List.copyOf(gradNames);
+        ModelSync.Layout layout =
+                ModelSync.layout(getModel().getBlock().getParameters(), this::value);
+        ModelSync.verifyAcrossRanks(group, layout.signature());
+        params = layout.grads();
+        buffers = layout.buffers();
+        names = layout.gradNames();
+        ModelSync.broadcast(group, values(params, buffers));
         String[] ids = new String[params.length];
         Shape[] shapes = new Shape[params.length];
         DataType[] types = new DataType[params.length];
@@ -450,71 +421,15 @@ public final class DistributedDataParallel extends Trainer {
         }
     }
 
-    /** Completes pending updates before a backward pass adds to the gradients. */
-    private final class FinishingCollector implements GradientCollector {
-
-        private final GradientCollector collector;
-
-        FinishingCollector(GradientCollector collector) {
-            this.collector = collector;
-        }
-
-        /** {@inheritDoc} */
-        @Override
-        public void backward(NDArray target) {
-            finishPendingUpdates();
-            collector.backward(target);
-        }
-
-        /** {@inheritDoc} */
-        @Override
-        public void zeroGradients() {
-            collector.zeroGradients();
-        }
-
-        /** {@inheritDoc} */
-        @Override
-        public void close() {
-            collector.close();
-        }
-    }
-
-    private void broadcast(Parameter[] ps) {
-        List<Work> works = new ArrayList<>(ps.length);
-        for (Parameter p : ps) {
-            // In place: each array is the contiguous tensor the model trains.
-            works.add(group.broadcastAsync(value(p), 0));
-        }
-        for (Work w : works) {
-            w.waitFor();
-        }
-    }
-
-    private void verifyAcrossRanks(String signature) {
-        if (group.getSize() == 1) {
-            return;
-        }
-        List<byte[]> all = group.objects().allGather(signature.getBytes(StandardCharsets.UTF_8));
-        String[] mine = new String(all.get(0), StandardCharsets.UTF_8).split("\n", -1);
-        for (int r = 1; r < all.size(); r++) {
-            String[] theirs = new String(all.get(r), StandardCharsets.UTF_8).split("\n", -1);
-            for (int i = 0; i < Math.max(mine.length, theirs.length); i++) {
-                String a = i < mine.length ? mine[i] : "(none)";
-                String b = i < theirs.length ? theirs[i] : "(none)";
-                if (!a.equals(b)) {
-                    throw new IllegalStateException(
-                            "DDP: rank "
-                                    + r
-                                    + "'s parameter "
-                                    + i
-                                    + " is '"
-                                    + b
-                                    + "' (expected: rank 0's '"
-                                    + a
-                                    + "'; every rank must build the same model)");
-                }
+    /** Returns the arrays of some parameters, in order. */
+    private List<NDArray> values(Parameter[]... groups) {
+        List<NDArray> arrays = new ArrayList<>();
+        for (Parameter[] ps : groups) {
+            for (Parameter p : ps) {
+                arrays.add(value(p));
             }
         }
+        return arrays;
     }
 
     private boolean[] used(int[] useOrder) {
