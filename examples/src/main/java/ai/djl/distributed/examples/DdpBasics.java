@@ -169,6 +169,7 @@ public final class DdpBasics {
                                     "fp16".equals(options.hook)
                                             ? CommHooks.fp16Compress()
                                             : CommHooks.allReduce())
+                            .optOverlapWithForward(options.overlap)
                             .build()) {
                 trainer.setMetrics(new Metrics());
                 trainer.initialize(new Shape(options.batch, DdpSpiralData.FEATURES));

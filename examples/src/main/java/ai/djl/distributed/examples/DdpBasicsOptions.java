@@ -22,6 +22,7 @@ public final class DdpBasicsOptions {
                     "  --seed S          seed of the data, initialisation and shuffling (default 7)",
                     "  --checkpoint DIR  rank 0 writes DIR/ddp.ckpt after every epoch",
                     "  --resume          resume from DIR/ddp.ckpt when it exists",
+                    "  --overlap         reductions overlap the next forward pass",
                     "  --quiet           no progress bar");
 
     int epochs = 8;
@@ -32,6 +33,7 @@ public final class DdpBasicsOptions {
     int seed = 7;
     Path checkpoint;
     boolean resume;
+    boolean overlap;
     boolean quiet;
 
     private DdpBasicsOptions() {}
@@ -53,6 +55,10 @@ public final class DdpBasicsOptions {
             }
             if ("--quiet".equals(name)) {
                 o.quiet = true;
+                continue;
+            }
+            if ("--overlap".equals(name)) {
+                o.overlap = true;
                 continue;
             }
             String value;

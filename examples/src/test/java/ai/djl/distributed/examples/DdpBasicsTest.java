@@ -64,6 +64,17 @@ class DdpBasicsTest {
     @Timeout(120)
     void twoRanksUnderDjlrunPrintAveragedEpochsFromRankZeroOnly(@TempDir Path dir)
             throws Exception {
+        runTwoRanks(dir);
+    }
+
+    /** The same with reductions overlapping the next forward pass, through EasyTrain. */
+    @Test
+    @Timeout(120)
+    void twoRanksOverlappingReductionsWithTheNextForwardPass(@TempDir Path dir) throws Exception {
+        runTwoRanks(dir, "--overlap");
+    }
+
+    private static void runTwoRanks(Path dir, String... extra) throws Exception {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         String small = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1";
         List<String> command =
@@ -87,6 +98,7 @@ class DdpBasicsTest {
                                 "1500",
                                 "--checkpoint",
                                 dir.toString()));
+        command.addAll(List.of(extra));
         ProcessBuilder pb = new ProcessBuilder(command);
         pb.environment()
                 .keySet()
