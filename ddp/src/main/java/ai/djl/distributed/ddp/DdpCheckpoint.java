@@ -1,0 +1,218 @@
+package ai.djl.distributed.ddp;
+
+import ai.djl.distributed.pg.ProcessGroup;
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDManager;
+import ai.djl.nn.Parameter;
+import ai.djl.util.Pair;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Checkpoints of a {@link DistributedDataParallel} trainer, for resuming: every parameter and
+ * buffer, the optimizer's state (moments, momentum, update counters) and the caller's metadata
+ * (epoch, step, ...), in one file.
+ *
+ * <p>Every rank calls {@link #save} and {@link #load} at the same point. Rank 0 alone writes the
+ * file (to a temporary file renamed into place) and alone reads it, broadcasting its bytes, so the
+ * path need only exist on rank 0's host. Training resumed from a checkpoint takes the same steps as
+ * training that was never interrupted, provided the data order resumes too ({@link
+ * DistributedSampler#setEpoch}) and the model draws no random numbers (dropout).
+ *
+ * <p>The file is held in memory whole, and must stay under 2 GiB.
+ */
+public final class DdpCheckpoint {
+
+    private static final int MAGIC = 0x444A4450; // "DJDP"
+    private static final int VERSION = 1;
+
+    private DdpCheckpoint() {}
+
+    /**
+     * Saves a checkpoint. Blocks until rank 0 has written it.
+     *
+     * @param trainer the trainer
+     * @param file where rank 0 writes
+     * @param metadata what the caller needs to resume (e.g. {@code epoch}), as strings
+     * @throws IOException if rank 0 cannot write (on rank 0)
+     */
+    public static void save(
+            DistributedDataParallel trainer, Path file, Map<String, String> metadata)
+            throws IOException {
+        List<Pair<String, Parameter>> params = trainer.namedParameters();
+        ProcessGroup group = trainer.getProcessGroup();
+        IOException failure = null;
+        if (group.getRank() == 0) {
+            try {
+                write(trainer, params, file, metadata);
+            } catch (IOException e) {
+                failure = e;
+            }
+        }
+        // Nobody moves on (and perhaps loads) before the file is in place.
+        group.barrier();
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    /**
+     * Loads a checkpoint into the trainer's parameters and optimizer, in place.
+     *
+     * @param trainer the trainer, built like the one that saved
+     * @param file the checkpoint, read by rank 0
+     * @return the metadata saved with it
+     * @throws IOException if rank 0 cannot read it (on every rank)
+     */
+    public static Map<String, String> load(DistributedDataParallel trainer, Path file)
+            throws IOException {
+        List<Pair<String, Parameter>> params = trainer.namedParameters();
+        ProcessGroup group = trainer.getProcessGroup();
+        byte[] payload = null;
+        if (group.getRank() == 0) {
+            try {
+                payload = frame((byte) 0, Files.readAllBytes(file));
+            } catch (IOException e) {
+                payload = frame((byte) 1, e.toString().getBytes(StandardCharsets.UTF_8));
+            }
+        }
+        if (group.getSize() > 1) {
+            payload = group.objects().broadcast(payload, 0);
+        }
+        byte[] body = java.util.Arrays.copyOfRange(payload, 1, payload.length);
+        if (payload[0] != 0) {
+            throw new IOException(
+                    "rank 0 could not read "
+                            + file
+                            + ": "
+                            + new String(body, StandardCharsets.UTF_8));
+        }
+        return read(trainer, params, body, file);
+    }
+
+    private static byte[] frame(byte status, byte[] body) {
+        byte[] framed = new byte[body.length + 1];
+        framed[0] = status;
+        System.arraycopy(body, 0, framed, 1, body.length);
+        return framed;
+    }
+
+    private static void write(
+            DistributedDataParallel trainer,
+            List<Pair<String, Parameter>> params,
+            Path file,
+            Map<String, String> metadata)
+            throws IOException {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            out.writeInt(MAGIC);
+            out.writeInt(VERSION);
+            Map<String, String> sorted = new TreeMap<>(metadata);
+            out.writeInt(sorted.size());
+            for (Map.Entry<String, String> e : sorted.entrySet()) {
+                out.writeUTF(e.getKey());
+                out.writeUTF(e.getValue());
+            }
+            out.writeInt(params.size());
+            Map<String, String> nameById = new HashMap<>();
+            for (Pair<String, Parameter> p : params) {
+                byte[] encoded = trainer.value(p.getValue()).encode();
+                out.writeUTF(p.getKey());
+                out.writeInt(encoded.length);
+                out.write(encoded);
+                nameById.put(p.getValue().getId(), p.getKey());
+            }
+            OptimizerState.write(out, trainer.getOptimizer(), nameById, trainer.getDevice());
+        }
+        Path dir = file.toAbsolutePath().getParent();
+        Files.createDirectories(dir);
+        Path tmp = Files.createTempFile(dir, file.getFileName().toString(), ".tmp");
+        try {
+            Files.write(tmp, bytes.toByteArray());
+            Files.move(
+                    tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } finally {
+            Files.deleteIfExists(tmp);
+        }
+    }
+
+    private static Map<String, String> read(
+            DistributedDataParallel trainer,
+            List<Pair<String, Parameter>> params,
+            byte[] body,
+            Path file)
+            throws IOException {
+        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(body));
+                NDManager m = trainer.getManager().newSubManager()) {
+            if (in.readInt() != MAGIC || in.readInt() != VERSION) {
+                throw new IOException(
+                        file + ": not a DDP checkpoint (expected: version " + VERSION + ")");
+            }
+            Map<String, String> metadata = new TreeMap<>();
+            for (int i = in.readInt(); i > 0; i--) {
+                metadata.put(in.readUTF(), in.readUTF());
+            }
+            Map<String, Parameter> byName = new HashMap<>();
+            Map<String, String> idByName = new HashMap<>();
+            for (Pair<String, Parameter> p : params) {
+                byName.put(p.getKey(), p.getValue());
+                idByName.put(p.getKey(), p.getValue().getId());
+            }
+            int count = in.readInt();
+            if (count != params.size()) {
+                throw new IllegalStateException(
+                        file
+                                + ": "
+                                + count
+                                + " parameters (expected: the model's "
+                                + params.size()
+                                + ")");
+            }
+            for (int i = 0; i < count; i++) {
+                String name = in.readUTF();
+                byte[] encoded = new byte[in.readInt()];
+                in.readFully(encoded);
+                Parameter p = byName.get(name);
+                if (p == null) {
+                    throw new IllegalStateException(
+                            file
+                                    + ": parameter "
+                                    + name
+                                    + " (expected: one of "
+                                    + byName.keySet()
+                                    + ")");
+                }
+                NDArray saved = m.decode(encoded);
+                NDArray target = trainer.value(p);
+                if (!saved.getShape().equals(target.getShape())) {
+                    throw new IllegalStateException(
+                            file
+                                    + ": parameter "
+                                    + name
+                                    + " has shape "
+                                    + saved.getShape()
+                                    + " (expected: "
+                                    + target.getShape()
+                                    + ")");
+                }
+                DirectBuffers.copy(saved, target, name);
+            }
+            OptimizerState.read(in, trainer.getOptimizer(), idByName, m, trainer.getDevice());
+            return metadata;
+        } catch (java.io.EOFException e) {
+            throw new IOException(file + ": truncated checkpoint", e);
+        }
+    }
+}

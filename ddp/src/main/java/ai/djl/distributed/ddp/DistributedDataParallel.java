@@ -1,0 +1,660 @@
+package ai.djl.distributed.ddp;
+
+import ai.djl.Device;
+import ai.djl.Model;
+import ai.djl.distributed.pg.ProcessGroup;
+import ai.djl.distributed.pg.ReduceOp;
+import ai.djl.distributed.rendezvous.DistributedEnv;
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDList;
+import ai.djl.ndarray.NDManager;
+import ai.djl.ndarray.types.DataType;
+import ai.djl.ndarray.types.Shape;
+import ai.djl.nn.Block;
+import ai.djl.nn.Parameter;
+import ai.djl.training.GradientCollector;
+import ai.djl.training.LocalParameterServer;
+import ai.djl.training.Trainer;
+import ai.djl.training.TrainingConfig;
+import ai.djl.training.initializer.Initializer;
+import ai.djl.training.optimizer.Optimizer;
+import ai.djl.util.Pair;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Predicate;
+
+/**
+ * Data-parallel training across processes, as PyTorch's {@code DistributedDataParallel}: a DJL
+ * {@link Trainer} whose {@link #step()} averages the gradients of every rank before the optimizer
+ * runs. Existing training code keeps working, {@code EasyTrain.fit} and hand-written loops alike
+ * ({@code forward}, {@code backward} in a {@code GradientCollector}, {@code step()}); create the
+ * trainer with {@link #builder()} instead of {@code model.newTrainer(config)}, and give each rank
+ * its share of the data with a {@link DistributedSampler}.
+ *
+ * <p><b>What it does.</b>
+ *
+ * <ul>
+ *   <li>{@link #initialize} (or the first forward pass or step, for a model whose parameters are
+ *       already initialized or loaded) checks that every rank has the same parameters (names,
+ *       shapes, types) and broadcasts their values, buffers included, from rank 0.
+ *   <li>{@link #step()} packs the gradients into flat buckets ({@link BucketAssignment}: 25 MiB, a
+ *       1 MiB first bucket, reverse definition order, rebuilt once after the first step from the
+ *       order the parameters were used), reduces each bucket asynchronously in bucket order with
+ *       the {@link CommHook} (default: all-reduce and average), and runs the optimizer on each
+ *       bucket's parameters as soon as that bucket is reduced, reading the reduced buffer directly.
+ *       Then, by default, it re-broadcasts the buffers (parameters without gradients, such as
+ *       running statistics) from rank 0, as PyTorch does before each forward pass.
+ *   <li>Evaluators and the loss report averages over the ranks at each epoch's end ({@code
+ *       onEpoch}), so DJL's training results and logs show the whole job; on ranks other than 0
+ *       DJL's listeners that print or write (logging and its progress bar, model saving, timing,
+ *       memory) are left out.
+ * </ul>
+ *
+ * <p><b>Overlap.</b> DJL exposes no per-parameter autograd hooks, so no reduction can start before
+ * {@code backward} returns: communication overlaps the packing of later buckets and the optimizer
+ * work of earlier ones, not the backward pass. With metrics set ({@code setMetrics}), each
+ * synchronized step records {@code ddp-reduce-and-update} (its reduction and optimizer work) and
+ * {@code ddp-wait} (the time it waited for reductions), in nanoseconds.
+ *
+ * <p><b>Collectives.</b> Every rank must make the same calls in the same order: {@code initialize},
+ * each {@code step()} (the same number of them, which a {@link DistributedSampler} ensures), each
+ * epoch's {@code onEpoch}, {@link #syncBuffers()} and {@link #averageAcrossRanks(double...)}.
+ * Inside a {@link #noSync()} scope steps do not communicate at all.
+ *
+ * <p>One device per process. Not thread-safe, as DJL's trainer. Closing the trainer does not close
+ * the process group.
+ */
+public final class DistributedDataParallel extends Trainer {
+
+    private static final Logger logger = LoggerFactory.getLogger(DistributedDataParallel.class);
+
+    private final ProcessGroup group;
+    private final Optimizer optimizer;
+    private final Device device;
+    private final RecordingParameterStore store;
+    private final CommHook hook;
+    private final long firstBucketBytes;
+    private final long bucketCapBytes;
+    private final boolean broadcastBuffers;
+    private final boolean findUnusedParameters;
+    private final boolean overlapWithForward;
+    private final RankAverages averages;
+
+    private boolean synced;
+    private boolean rebuilt;
+    private boolean warnedUnused;
+    private int noSyncDepth;
+    private List<String> names = List.of();
+    private Parameter[] params = new Parameter[0];
+    private Parameter[] buffers = new Parameter[0];
+    private Reducer reducer;
+
+    private DistributedDataParallel(Model model, DdpTrainingConfig config, Builder builder) {
+        super(model, config);
+        this.group = builder.group;
+        this.optimizer = config.getOptimizer();
+        this.device = config.getDevices()[0];
+        this.hook = builder.hook;
+        this.firstBucketBytes = builder.firstBucketBytes;
+        this.bucketCapBytes = builder.bucketCapBytes;
+        this.broadcastBuffers = builder.broadcastBuffers;
+        this.findUnusedParameters = builder.findUnusedParameters;
+        this.overlapWithForward = builder.overlapWithForward;
+        this.averages = config.getAverages();
+        store = new RecordingParameterStore(getManager());
+        store.setParameterServer(new LocalParameterServer(optimizer), new Device[] {device});
+    }
+
+    /**
+     * Returns a builder.
+     *
+     * @return a new builder
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Initializes the model's parameters, then synchronizes them from rank 0 ({@code
+     * Trainer.initialize} plus DDP's construction-time broadcast). Every rank must call it.
+     *
+     * @param shapes the shapes of the inputs
+     */
+    @Override
+    public void initialize(Shape... shapes) {
+        Model model = getModel();
+        model.getBlock().initialize(model.getNDManager(), model.getDataType(), shapes);
+        synchronize();
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public NDList forward(NDList input) {
+        synchronize();
+        long begin = System.nanoTime();
+        try {
+            return getModel().getBlock().forward(store, input, true);
+        } finally {
+            addMetric("forward", begin);
+        }
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public NDList forward(NDList data, NDList labels) {
+        synchronize();
+        long begin = System.nanoTime();
+        try {
+            return getModel().getBlock().forward(store, data, labels, null);
+        } finally {
+            addMetric("forward", begin);
+        }
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public NDList evaluate(NDList input) {
+        return getModel().getBlock().forward(store, input, false, null);
+    }
+
+    /**
+     * Averages the gradients over the ranks and updates the parameters: DDP's reduction and the
+     * optimizer step. Inside {@link #noSync()} (or with one rank) it only updates from this rank's
+     * gradients. Every rank must call it as often as every other.
+     */
+    @Override
+    public void step() {
+        synchronize();
+        finishPendingUpdates();
+        long begin = System.nanoTime();
+        int[] useOrder = store.takeUseOrder();
+        if (noSyncDepth > 0 || group.getSize() == 1) {
+            for (int p = 0; p < params.length; p++) {
+                NDArray weight = value(params[p]);
+                NDArray grad = weight.getGradient();
+                try {
+                    optimizer.update(params[p].getId(), weight, grad);
+                } finally {
+                    grad.close();
+                }
+            }
+        } else {
+            boolean[] used = used(useOrder);
+            Reducer.GradientSource source = p -> value(params[p]).getGradient();
+            Reducer.Consumer update =
+                    (p, grad) -> optimizer.update(params[p].getId(), value(params[p]), grad);
+            if (overlapWithForward && rebuilt) {
+                // Updates follow each parameter's first use in the next forward pass.
+                reducer.launch(source, used, findUnusedParameters, update);
+            } else {
+                recordWait(reducer.reduce(source, used, findUnusedParameters, update));
+                if (!rebuilt) {
+                    rebuilt = true;
+                    if (!findUnusedParameters) {
+                        reducer.rebuild(readyOrder(useOrder));
+                    }
+                }
+            }
+            addMetric("ddp-reduce-and-update", begin);
+        }
+        if (broadcastBuffers && noSyncDepth == 0) {
+            syncBuffers();
+        }
+        addMetric("step", begin);
+    }
+
+    /**
+     * Starts a scope in which steps do not synchronize gradients (PyTorch's {@code no_sync()}).
+     *
+     * @return the scope; close it to resume synchronization
+     */
+    public NoSync noSync() {
+        noSyncDepth++;
+        return new NoSync(() -> noSyncDepth--);
+    }
+
+    /**
+     * Completes the updates that {@link Builder#optOverlapWithForward} defers: waits for the
+     * reductions still on the wire and runs the optimizer on their parameters. Steps, backward
+     * passes through this trainer's gradient collectors, checkpoints, epoch ends and {@link
+     * #close()} call it; call it before reading parameters directly after a step. Does nothing when
+     * no update is pending.
+     */
+    public void finishPendingUpdates() {
+        if (reducer != null && reducer.isPending()) {
+            recordWait(reducer.completeAll());
+        }
+    }
+
+    /**
+     * Returns a gradient collector that first completes pending updates ({@link
+     * #finishPendingUpdates()}) when {@link Builder#optOverlapWithForward} is on, so that no
+     * deferred update lands after the gradients of the next backward pass.
+     *
+     * @return a new gradient collector
+     */
+    @Override
+    public GradientCollector newGradientCollector() {
+        GradientCollector collector = super.newGradientCollector();
+        return overlapWithForward
+                ? new FinishingGradientCollector(collector, this::finishPendingUpdates)
+                : collector;
+    }
+
+    /**
+     * Returns whether steps synchronize gradients now.
+     *
+     * @return false inside a {@link #noSync()} scope
+     */
+    public boolean isSyncEnabled() {
+        return noSyncDepth == 0;
+    }
+
+    /**
+     * Broadcasts the buffers (parameters that take no gradient, such as running statistics) from
+     * rank 0. Steps do it by default ({@link Builder#optBroadcastBuffers}). Every rank must call
+     * it.
+     */
+    public void syncBuffers() {
+        synchronize();
+        if (buffers.length > 0) {
+            ModelSync.broadcast(group, values(buffers));
+        }
+    }
+
+    /**
+     * Averages values over the ranks, for reporting a hand-written loop's loss or metrics. Every
+     * rank must call it with as many values.
+     *
+     * @param values this rank's values
+     * @return the averages, on every rank
+     */
+    public double[] averageAcrossRanks(double... values) {
+        if (group.getSize() == 1 || values.length == 0) {
+            return values.clone();
+        }
+        try (NDManager m = getManager().newSubManager()) {
+            NDArray a = m.create(values);
+            group.allReduce(a, ReduceOp.AVG);
+            return a.toDoubleArray();
+        }
+    }
+
+    /**
+     * Returns the process group the gradients are averaged over.
+     *
+     * @return the group
+     */
+    public ProcessGroup getProcessGroup() {
+        return group;
+    }
+
+    /**
+     * Returns the current bucket assignment (indices into {@link #getParameterNames()}).
+     *
+     * @return the assignment, or null before the parameters are synchronized
+     */
+    public BucketAssignment getBucketAssignment() {
+        return reducer == null ? null : reducer.getAssignment();
+    }
+
+    /**
+     * Returns the names of the parameters whose gradients are averaged, in definition order.
+     *
+     * @return the names; empty before the parameters are synchronized
+     */
+    public List<String> getParameterNames() {
+        return names;
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void close() {
+        try {
+            finishPendingUpdates();
+            store.sync();
+        } finally {
+            super.close();
+        }
+    }
+
+    boolean hasPendingUpdates() {
+        return reducer != null && reducer.isPending();
+    }
+
+    Optimizer getOptimizer() {
+        return optimizer;
+    }
+
+    Device getDevice() {
+        return device;
+    }
+
+    /** Returns the array a parameter is trained as (its device copy when it lives elsewhere). */
+    NDArray value(Parameter parameter) {
+        return store.array(parameter, device);
+    }
+
+    /**
+     * Checks that every rank has the same parameters and broadcasts them from rank 0, once; builds
+     * the buckets.
+     */
+    void synchronize() {
+        if (synced) {
+            return;
+        }
+        ModelSync.Layout layout =
+                ModelSync.layout(getModel().getBlock().getParameters(), this::value);
+        ModelSync.verifyAcrossRanks(group, layout.signature());
+        params = layout.grads();
+        buffers = layout.buffers();
+        names = layout.gradNames();
+        ModelSync.broadcast(group, values(params, buffers));
+        String[] ids = new String[params.length];
+        Shape[] shapes = new Shape[params.length];
+        DataType[] types = new DataType[params.length];
+        for (int i = 0; i < params.length; i++) {
+            NDArray v = value(params[i]);
+            ids[i] = params[i].getId();
+            shapes[i] = v.getShape();
+            types[i] = v.getDataType();
+        }
+        store.track(ids);
+        store.setBeforeUse(
+                i -> {
+                    if (reducer != null && reducer.isPending()) {
+                        long waited = reducer.complete(i);
+                        if (waited >= 0) {
+                            recordWait(waited);
+                        }
+                    }
+                });
+        if (params.length > 0) {
+            reducer =
+                    new Reducer(
+                            group,
+                            getManager(),
+                            names,
+                            shapes,
+                            types,
+                            hook,
+                            firstBucketBytes,
+                            bucketCapBytes);
+        }
+        synced = true;
+    }
+
+    /** Returns every parameter, buffers last, with its name; synchronizes first. */
+    List<Pair<String, Parameter>> namedParameters() {
+        synchronize();
+        finishPendingUpdates();
+        List<Pair<String, Parameter>> all = new ArrayList<>();
+        for (Pair<String, Parameter> pair : getModel().getBlock().getParameters()) {
+            all.add(pair);
+        }
+        return all;
+    }
+
+    /**
+     * Returns the order to rebuild buckets in: gradients become ready in about the reverse of the
+     * order parameters are first used; with updates overlapping the forward pass, buckets go in the
+     * order the next forward pass needs them.
+     */
+    private int[] readyOrder(int[] useOrder) {
+        if (overlapWithForward) {
+            return useOrder;
+        }
+        int[] ready = new int[useOrder.length];
+        for (int i = 0; i < ready.length; i++) {
+            ready[i] = useOrder[useOrder.length - 1 - i];
+        }
+        return ready;
+    }
+
+    private void recordWait(long nanos) {
+        if (getMetrics() != null) {
+            getMetrics().addMetric("ddp-wait", nanos);
+        }
+    }
+
+    /** Returns the arrays of some parameters, in order. */
+    private List<NDArray> values(Parameter[]... groups) {
+        List<NDArray> arrays = new ArrayList<>();
+        for (Parameter[] ps : groups) {
+            for (Parameter p : ps) {
+                arrays.add(value(p));
+            }
+        }
+        return arrays;
+    }
+
+    private boolean[] used(int[] useOrder) {
+        boolean[] used = new boolean[params.length];
+        if (useOrder.length == 0) {
+            // Nothing went through this trainer's forward (the block was called directly): assume
+            // every parameter took part.
+            java.util.Arrays.fill(used, true);
+            return used;
+        }
+        for (int p : useOrder) {
+            used[p] = true;
+        }
+        if (!findUnusedParameters && !warnedUnused && useOrder.length < params.length) {
+            warnedUnused = true;
+            List<String> unused = new ArrayList<>();
+            for (int p = 0; p < params.length; p++) {
+                if (!used[p]) {
+                    unused.add(names.get(p));
+                }
+            }
+            logger.warn(
+                    "DDP: rank {}: no gradient this step for {} (averaged as zeros, and updated as"
+                            + " DJL updates them); if they are unused on purpose, set"
+                            + " optFindUnusedParameters(true) so that parameters no rank used are not"
+                            + " updated",
+                    group.getRank(),
+                    unused);
+        }
+        return used;
+    }
+
+    /** Builds a {@link DistributedDataParallel}: {@code setX} values are required. */
+    public static final class Builder {
+
+        private Model model;
+        private TrainingConfig config;
+        private ProcessGroup group;
+        private Device device;
+        private CommHook hook = CommHooks.allReduce();
+        private long bucketCapBytes = BucketAssignment.DEFAULT_BUCKET_CAP_BYTES;
+        private long firstBucketBytes = BucketAssignment.DEFAULT_FIRST_BUCKET_BYTES;
+        private boolean broadcastBuffers = true;
+        private boolean findUnusedParameters;
+        private boolean overlapWithForward;
+
+        Builder() {}
+
+        /**
+         * Sets the model to train; its block must be set.
+         *
+         * @param model the model
+         * @return this builder
+         */
+        public Builder setModel(Model model) {
+            this.model = model;
+            return this;
+        }
+
+        /**
+         * Sets the training configuration, as for {@code model.newTrainer(config)}.
+         *
+         * @param config the configuration
+         * @return this builder
+         */
+        public Builder setTrainingConfig(TrainingConfig config) {
+            this.config = config;
+            return this;
+        }
+
+        /**
+         * Sets the process group whose ranks train together.
+         *
+         * @param group the group, e.g. {@code Distributed.initProcessGroup("cpu")}
+         * @return this builder
+         */
+        public Builder setProcessGroup(ProcessGroup group) {
+            this.group = group;
+            return this;
+        }
+
+        /**
+         * Sets this process's device. Default: the configuration's device when it names one, else
+         * its device number LOCAL_RANK (modulo their count).
+         *
+         * @param device the device
+         * @return this builder
+         */
+        public Builder optDevice(Device device) {
+            this.device = device;
+            return this;
+        }
+
+        /**
+         * Sets how buckets are reduced; default {@link CommHooks#allReduce()}.
+         *
+         * @param hook the hook
+         * @return this builder
+         */
+        public Builder optCommHook(CommHook hook) {
+            this.hook = hook;
+            return this;
+        }
+
+        /**
+         * Sets the size limit of buckets after the first (PyTorch's {@code bucket_cap_mb}); default
+         * {@link BucketAssignment#DEFAULT_BUCKET_CAP_BYTES}.
+         *
+         * @param bytes the limit
+         * @return this builder
+         */
+        public Builder optBucketCapBytes(long bytes) {
+            this.bucketCapBytes = bytes;
+            return this;
+        }
+
+        /**
+         * Sets the size limit of the first bucket; default {@link
+         * BucketAssignment#DEFAULT_FIRST_BUCKET_BYTES}.
+         *
+         * @param bytes the limit
+         * @return this builder
+         */
+        public Builder optFirstBucketBytes(long bytes) {
+            this.firstBucketBytes = bytes;
+            return this;
+        }
+
+        /**
+         * Sets whether each step re-broadcasts the buffers from rank 0; default true.
+         *
+         * @param broadcastBuffers whether to
+         * @return this builder
+         */
+        public Builder optBroadcastBuffers(boolean broadcastBuffers) {
+            this.broadcastBuffers = broadcastBuffers;
+            return this;
+        }
+
+        /**
+         * Sets whether parameters that no rank used in a step are found (one small all-reduce per
+         * step) and left out of the optimizer's update, as PyTorch leaves their gradient unset;
+         * default false, when they are updated with a zero gradient as DJL's trainer does. Buckets
+         * are then not rebuilt.
+         *
+         * @param find whether to find unused parameters
+         * @return this builder
+         */
+        public Builder optFindUnusedParameters(boolean find) {
+            this.findUnusedParameters = find;
+            return this;
+        }
+
+        /**
+         * Sets whether a step's reductions may still be on the wire when {@code step()} returns,
+         * overlapping the next forward pass; default false. Each bucket's optimizer update then
+         * runs when the forward pass first fetches one of its parameters (buckets are rebuilt in
+         * the order the forward pass uses them), and every pending update completes before the next
+         * backward pass, step, checkpoint or epoch end: the same updates, in the same values, as
+         * without it. Parameters read directly (not through the trainer) after a step may be stale
+         * until {@link DistributedDataParallel#finishPendingUpdates()}; backward passes must go
+         * through the trainer's {@code newGradientCollector()}, as {@code EasyTrain} does.
+         *
+         * @param overlap whether to overlap reductions with the next forward pass
+         * @return this builder
+         */
+        public Builder optOverlapWithForward(boolean overlap) {
+            this.overlapWithForward = overlap;
+            return this;
+        }
+
+        /**
+         * Builds the trainer.
+         *
+         * @return the trainer; every rank must build one
+         * @throws IllegalArgumentException if a required value is missing or a limit is not
+         *     positive
+         */
+        public DistributedDataParallel build() {
+            if (model == null || config == null || group == null) {
+                throw new IllegalArgumentException(
+                        "model, trainingConfig, processGroup: "
+                                + model
+                                + ", "
+                                + config
+                                + ", "
+                                + group
+                                + " (expected: each set)");
+            }
+            if (bucketCapBytes <= 0 || firstBucketBytes <= 0) {
+                throw new IllegalArgumentException(
+                        "bucket limits: "
+                                + firstBucketBytes
+                                + ", "
+                                + bucketCapBytes
+                                + " bytes (expected: > 0)");
+            }
+            if (hook == null) {
+                throw new IllegalArgumentException("commHook: null (expected: a CommHook)");
+            }
+            Block block = model.getBlock();
+            if (block == null) {
+                throw new IllegalArgumentException(
+                        "model: no block (expected: model.setBlock(...) first)");
+            }
+            // As model.newTrainer(config) does.
+            for (Pair<Initializer, Predicate<Parameter>> pair : config.getInitializers()) {
+                if (pair.getKey() != null && pair.getValue() != null) {
+                    block.setInitializer(pair.getKey(), pair.getValue());
+                }
+            }
+            Device d = device != null ? device : defaultDevice(config.getDevices());
+            RankAverages averages = new RankAverages(group);
+            return new DistributedDataParallel(
+                    model,
+                    new DdpTrainingConfig(config, d, averages, group.getRank(), group.getSize()),
+                    this);
+        }
+
+        private static Device defaultDevice(Device[] devices) {
+            if (devices.length == 1) {
+                return devices[0];
+            }
+            int local = DistributedEnv.fromProcess().getInt("LOCAL_RANK").orElse(0);
+            return devices[local % devices.length];
+        }
+    }
+}

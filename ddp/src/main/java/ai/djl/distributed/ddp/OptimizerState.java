@@ -1,0 +1,210 @@
+package ai.djl.distributed.ddp;
+
+import ai.djl.Device;
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDManager;
+import ai.djl.training.optimizer.Optimizer;
+
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.lang.reflect.ParameterizedType;
+import java.lang.reflect.Type;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * An optimizer's state, written and read by parameter name. DJL 0.35.1's optimizers keep their
+ * state in private fields with no API to save it: the update counters of {@link Optimizer} ({@code
+ * numUpdate}, {@code updateCounts}) and, in each optimizer, maps from parameter id to per-device
+ * arrays (Adam's {@code means} and {@code variances}, SGD's {@code momentumStates}, ...). They are
+ * read and written here by reflection, keyed by parameter name since ids are random per process.
+ */
+final class OptimizerState {
+
+    private OptimizerState() {}
+
+    static void write(
+            DataOutputStream out, Optimizer optimizer, Map<String, String> nameById, Device device)
+            throws IOException {
+        out.writeUTF(optimizer.getClass().getName());
+        out.writeInt((Integer) get(field(Optimizer.class, "numUpdate"), optimizer));
+        Map<String, Integer> counts = counts(optimizer);
+        List<Map.Entry<String, Integer>> known = new ArrayList<>();
+        for (Map.Entry<String, Integer> e : counts.entrySet()) {
+            if (nameById.containsKey(e.getKey())) {
+                known.add(e);
+            }
+        }
+        out.writeInt(known.size());
+        for (Map.Entry<String, Integer> e : known) {
+            out.writeUTF(nameById.get(e.getKey()));
+            out.writeInt(e.getValue());
+        }
+        List<Field> fields = stateFields(optimizer.getClass());
+        out.writeInt(fields.size());
+        for (Field f : fields) {
+            out.writeUTF(f.getDeclaringClass().getName() + "." + f.getName());
+            Map<String, Map<Device, NDArray>> state = stateMap(f, optimizer);
+            List<Map.Entry<String, Map<Device, NDArray>>> entries = new ArrayList<>();
+            for (Map.Entry<String, Map<Device, NDArray>> e : state.entrySet()) {
+                if (nameById.containsKey(e.getKey()) && !e.getValue().isEmpty()) {
+                    entries.add(e);
+                }
+            }
+            out.writeInt(entries.size());
+            for (Map.Entry<String, Map<Device, NDArray>> e : entries) {
+                NDArray a = e.getValue().get(device);
+                byte[] bytes = (a != null ? a : e.getValue().values().iterator().next()).encode();
+                out.writeUTF(nameById.get(e.getKey()));
+                out.writeInt(bytes.length);
+                out.write(bytes);
+            }
+        }
+    }
+
+    static void read(
+            DataInputStream in,
+            Optimizer optimizer,
+            Map<String, String> idByName,
+            NDManager manager,
+            Device device)
+            throws IOException {
+        String type = in.readUTF();
+        if (!type.equals(optimizer.getClass().getName())) {
+            throw new IllegalStateException(
+                    "checkpoint: optimizer "
+                            + type
+                            + " (expected: the trainer's "
+                            + optimizer.getClass().getName()
+                            + ")");
+        }
+        set(field(Optimizer.class, "numUpdate"), optimizer, in.readInt());
+        Map<String, Integer> counts = counts(optimizer);
+        counts.clear();
+        for (int i = in.readInt(); i > 0; i--) {
+            counts.put(id(idByName, in.readUTF()), in.readInt());
+        }
+        List<Field> fields = stateFields(optimizer.getClass());
+        int saved = in.readInt();
+        for (int k = 0; k < saved; k++) {
+            String name = in.readUTF();
+            Field f = null;
+            for (Field candidate : fields) {
+                if (name.equals(
+                        candidate.getDeclaringClass().getName() + "." + candidate.getName())) {
+                    f = candidate;
+                }
+            }
+            if (f == null) {
+                throw new IllegalStateException(
+                        "checkpoint: optimizer state "
+                                + name
+                                + " (expected: one of "
+                                + fields
+                                + ")");
+            }
+            Map<String, Map<Device, NDArray>> state = stateMap(f, optimizer);
+            state.clear();
+            for (int i = in.readInt(); i > 0; i--) {
+                String id = id(idByName, in.readUTF());
+                byte[] bytes = new byte[in.readInt()];
+                in.readFully(bytes);
+                NDArray a = manager.decode(bytes);
+                // As Optimizer.withDefaultState: state arrays belong to no manager.
+                a.detach();
+                Map<Device, NDArray> perDevice = new ConcurrentHashMap<>();
+                perDevice.put(device, a);
+                state.put(id, perDevice);
+            }
+        }
+    }
+
+    private static String id(Map<String, String> idByName, String name) {
+        String id = idByName.get(name);
+        if (id == null) {
+            throw new IllegalStateException(
+                    "checkpoint: optimizer state for parameter "
+                            + name
+                            + " (expected: a parameter of the model)");
+        }
+        return id;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Integer> counts(Optimizer optimizer) {
+        return (Map<String, Integer>) get(field(Optimizer.class, "updateCounts"), optimizer);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Map<Device, NDArray>> stateMap(Field f, Optimizer optimizer) {
+        return (Map<String, Map<Device, NDArray>>) get(f, optimizer);
+    }
+
+    /** Fields of type {@code Map<String, Map<Device, NDArray>>}, subclass first. */
+    private static List<Field> stateFields(Class<?> c) {
+        List<Field> fields = new ArrayList<>();
+        for (; c != null && c != Object.class; c = c.getSuperclass()) {
+            for (Field f : c.getDeclaredFields()) {
+                if (!Modifier.isStatic(f.getModifiers()) && isStateMap(f.getGenericType())) {
+                    f.setAccessible(true);
+                    fields.add(f);
+                }
+            }
+        }
+        return fields;
+    }
+
+    private static boolean isStateMap(Type t) {
+        if (!(t instanceof ParameterizedType)) {
+            return false;
+        }
+        ParameterizedType p = (ParameterizedType) t;
+        Type[] args = p.getActualTypeArguments();
+        if (p.getRawType() != Map.class || args[0] != String.class) {
+            return false;
+        }
+        if (!(args[1] instanceof ParameterizedType)) {
+            return false;
+        }
+        ParameterizedType inner = (ParameterizedType) args[1];
+        Type[] in = inner.getActualTypeArguments();
+        return inner.getRawType() == Map.class && in[0] == Device.class && in[1] == NDArray.class;
+    }
+
+    private static Field field(Class<?> c, String name) {
+        try {
+            Field f = c.getDeclaredField(name);
+            f.setAccessible(true);
+            return f;
+        } catch (NoSuchFieldException | RuntimeException e) {
+            throw new IllegalStateException(
+                    "cannot reach "
+                            + c.getName()
+                            + "."
+                            + name
+                            + " (expected: DJL 0.35's optimizer internals, on the class path)",
+                    e);
+        }
+    }
+
+    private static Object get(Field f, Object target) {
+        try {
+            return f.get(target);
+        } catch (IllegalAccessException e) {
+            throw new IllegalStateException("cannot read " + f, e);
+        }
+    }
+
+    private static void set(Field f, Object target, int value) {
+        try {
+            f.setInt(target, value);
+        } catch (IllegalAccessException e) {
+            throw new IllegalStateException("cannot write " + f, e);
+        }
+    }
+}

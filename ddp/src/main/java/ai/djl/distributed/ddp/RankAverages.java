@@ -1,0 +1,119 @@
+package ai.djl.distributed.ddp;
+
+import ai.djl.distributed.pg.ProcessGroup;
+import ai.djl.distributed.pg.ReduceOp;
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDList;
+import ai.djl.ndarray.NDManager;
+import ai.djl.training.evaluator.Evaluator;
+import ai.djl.training.loss.Loss;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Evaluators (and the loss) averaged over ranks for reporting. Each evaluator of the training
+ * configuration is wrapped; the wrapper does what the evaluator does and counts what it saw. At an
+ * epoch's end {@link #average} all-reduces every wrapped evaluator's value weighted by that count
+ * (samples, or batches for a loss, as DJL averages a loss per batch), and until the next update or
+ * reset the wrapper reports the average over all ranks instead of its own.
+ */
+final class RankAverages {
+
+    private final ProcessGroup group;
+    private final List<Tally> tallies = new ArrayList<>();
+
+    RankAverages(ProcessGroup group) {
+        this.group = group;
+    }
+
+    Evaluator wrap(Evaluator evaluator) {
+        Tally t = new Tally(evaluator, false);
+        tallies.add(t);
+        return new RankAveragedEvaluator(t);
+    }
+
+    Loss wrap(Loss loss) {
+        Tally t = new Tally(loss, true);
+        tallies.add(t);
+        return new RankAveragedLoss(t);
+    }
+
+    /**
+     * Averages the named accumulators over the ranks. Every rank must call it at the same point,
+     * with the same keys.
+     *
+     * @param manager where the temporary array lives
+     * @param keys the accumulators, e.g. {@code train/epoch}
+     */
+    void average(NDManager manager, String... keys) {
+        if (group.getSize() == 1) {
+            return;
+        }
+        double[] sums = new double[2 * tallies.size() * keys.length];
+        int k = 0;
+        for (Tally t : tallies) {
+            for (String key : keys) {
+                double w = t.weights.getOrDefault(key, 0.0);
+                sums[k++] = w == 0 ? 0 : t.delegate.getAccumulator(key) * w;
+                sums[k++] = w;
+            }
+        }
+        try (NDManager m = manager.newSubManager()) {
+            NDArray a = m.create(sums);
+            group.allReduce(a, ReduceOp.SUM);
+            sums = a.toDoubleArray();
+        }
+        k = 0;
+        for (Tally t : tallies) {
+            for (String key : keys) {
+                double sum = sums[k++];
+                double w = sums[k++];
+                if (w > 0 && t.weights.containsKey(key)) {
+                    t.global.put(key, (float) (sum / w));
+                }
+            }
+        }
+    }
+
+    /** What one wrapped evaluator saw, and its last average over the ranks. */
+    static final class Tally {
+
+        final Evaluator delegate;
+        final boolean perBatch;
+        final Map<String, Double> weights = new ConcurrentHashMap<>();
+        final Map<String, Float> global = new ConcurrentHashMap<>();
+
+        Tally(Evaluator delegate, boolean perBatch) {
+            this.delegate = delegate;
+            this.perBatch = perBatch;
+        }
+
+        void added(String key) {
+            weights.put(key, 0.0);
+            global.remove(key);
+        }
+
+        void updated(String[] keys, NDList labels) {
+            double w = perBatch ? 1 : samples(labels);
+            for (String key : keys) {
+                weights.merge(key, w, Double::sum);
+                global.remove(key);
+            }
+        }
+
+        float get(String key) {
+            Float g = global.get(key);
+            return g != null ? g : delegate.getAccumulator(key);
+        }
+
+        private static double samples(NDList labels) {
+            if (labels == null || labels.isEmpty() || labels.head().getShape().dimension() == 0) {
+                return 1;
+            }
+            return labels.head().getShape().get(0);
+        }
+    }
+}

@@ -1,0 +1,460 @@
+package ai.djl.distributed.ddp;
+
+import ai.djl.distributed.DistributedException;
+import ai.djl.distributed.pg.ProcessGroup;
+import ai.djl.distributed.pg.ReduceOp;
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDManager;
+import ai.djl.ndarray.index.NDIndex;
+import ai.djl.ndarray.types.DataType;
+import ai.djl.ndarray.types.Shape;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+
+/**
+ * The gradient reducer of DDP, as PyTorch's {@code Reducer}: flat buckets per {@link
+ * BucketAssignment}, filled from the gradients, reduced by a {@link CommHook} in bucket order, and
+ * handed back bucket by bucket as soon as each is reduced.
+ *
+ * <p>One synchronized step ({@link #reduce}):
+ *
+ * <ol>
+ *   <li>For each bucket in order: copy its parameters' gradients into its flat buffer (a memory
+ *       copy; a parameter with no gradient contributes zeros) and start the hook on it. The copy of
+ *       bucket k+1 overlaps the reduction of bucket k.
+ *   <li>For each bucket in order: wait for its reduction, then hand each parameter's averaged
+ *       gradient (a view of the reduced buffer, shaped like the parameter) to the consumer, which
+ *       runs the optimizer on it while later buckets are still on the wire.
+ * </ol>
+ *
+ * <p>Gradients are not copied back: DJL's optimizers take the gradient as an argument, so they read
+ * the reduced buffer directly. Not thread-safe: one training thread drives it.
+ */
+final class Reducer implements AutoCloseable {
+
+    private static final byte[] ZEROS = new byte[1 << 16];
+
+    private final ProcessGroup group;
+    private final NDManager manager;
+    private final List<String> names;
+    private final Shape[] shapes;
+    private final DataType[] types;
+    private final long[] numels;
+    private final long[] bytes;
+    private final CommHook hook;
+    private final long firstBucketBytes;
+    private final long bucketCapBytes;
+    private BucketAssignment assignment;
+    private Bucket[] buckets = new Bucket[0];
+    private int[] bucketOf = new int[0];
+    private NDArray usedMap;
+    private Pending pending;
+
+    /** Where the reducer reads this rank's gradients. */
+    @FunctionalInterface
+    interface GradientSource {
+        /**
+         * Returns a parameter's gradient.
+         *
+         * @param param the parameter's index
+         * @return a fresh handle to its gradient, closed by the reducer after copying; or null if
+         *     it has none this step
+         */
+        NDArray gradient(int param);
+    }
+
+    /** What receives the averaged gradients. */
+    @FunctionalInterface
+    interface Consumer {
+        /**
+         * Receives one parameter's averaged gradient.
+         *
+         * @param param the parameter's index
+         * @param gradient a view of the reduced bucket, valid during the call only
+         */
+        void accept(int param, NDArray gradient);
+    }
+
+    Reducer(
+            ProcessGroup group,
+            NDManager parent,
+            List<String> names,
+            Shape[] shapes,
+            DataType[] types,
+            CommHook hook,
+            long firstBucketBytes,
+            long bucketCapBytes) {
+        this.group = group;
+        this.manager = parent.newSubManager();
+        this.names = List.copyOf(names);
+        this.shapes = shapes.clone();
+        this.types = types.clone();
+        this.hook = hook;
+        this.firstBucketBytes = firstBucketBytes;
+        this.bucketCapBytes = bucketCapBytes;
+        numels = new long[shapes.length];
+        bytes = new long[shapes.length];
+        for (int i = 0; i < shapes.length; i++) {
+            numels[i] = shapes[i].size();
+            bytes[i] = numels[i] * types[i].getNumOfBytes();
+        }
+        setAssignment(BucketAssignment.initial(bytes, types, firstBucketBytes, bucketCapBytes));
+    }
+
+    BucketAssignment getAssignment() {
+        return assignment;
+    }
+
+    /**
+     * Reduces one step's gradients: {@link #launch} then {@link #completeAll}.
+     *
+     * @param source this rank's gradients
+     * @param used which parameters took part in this rank's forward passes since the last step;
+     *     read only with {@code findUnused}
+     * @param findUnused whether to find the parameters no rank used (one more small all-reduce,
+     *     before the buckets) and not hand them to the consumer
+     * @param consumer receives each averaged gradient, bucket by bucket, in bucket order
+     * @return the nanoseconds this thread spent waiting for reductions: the communication that
+     *     nothing overlapped
+     */
+    long reduce(GradientSource source, boolean[] used, boolean findUnused, Consumer consumer) {
+        launch(source, used, findUnused, consumer);
+        return completeAll();
+    }
+
+    /**
+     * Starts one step's reduction: fills every bucket from the gradients and starts the hook on it,
+     * in bucket order, then returns. The gradients may change once this returns; the buckets are
+     * handed to the consumer by {@link #complete} and {@link #completeAll}.
+     *
+     * @param source this rank's gradients
+     * @param used which parameters took part in this rank's forward passes since the last step
+     * @param findUnused whether to find the parameters no rank used and not hand them on
+     * @param consumer receives each averaged gradient
+     * @throws IllegalStateException if the previous step's reduction is not complete
+     */
+    void launch(GradientSource source, boolean[] used, boolean findUnused, Consumer consumer) {
+        if (pending != null) {
+            throw new IllegalStateException("the previous reduction is not complete");
+        }
+        Pending p = new Pending(consumer, manager.newSubManager());
+        pending = p;
+        if (findUnused) {
+            p.usedAnywhere = launchUsedMap(used);
+        }
+        try {
+            for (Bucket b : buckets) {
+                b.fill(source);
+                p.launched.add(hook.reduce(group, b.view(p.step)));
+            }
+        } catch (RuntimeException e) {
+            p.failure = e;
+        }
+    }
+
+    /**
+     * Returns whether a reduction was launched and not yet completely handed on.
+     *
+     * @return whether one is pending
+     */
+    boolean isPending() {
+        return pending != null;
+    }
+
+    /**
+     * Completes the bucket holding a parameter, if its reduction is pending: waits for it and hands
+     * its parameters' gradients to the consumer.
+     *
+     * @param param the parameter's index
+     * @return the nanoseconds spent waiting for the step's reductions, in all, when this call
+     *     completed the step's last bucket; else -1
+     */
+    long complete(int param) {
+        Pending p = pending;
+        if (p == null) {
+            return -1;
+        }
+        if (p.failure == null) {
+            int k = bucketOf[param];
+            if (!p.consumed[k]) {
+                consume(p, k);
+                p.left--;
+            }
+        }
+        return p.failure != null || p.left == 0 ? completeAll() : -1;
+    }
+
+    /**
+     * Completes every pending bucket, in bucket order.
+     *
+     * @return the nanoseconds spent waiting for this step's reductions, in all
+     * @throws RuntimeException the first failure of the step's reduction, once every started
+     *     reduction is over
+     */
+    long completeAll() {
+        Pending p = pending;
+        if (p == null) {
+            return 0;
+        }
+        try {
+            for (int k = 0; k < p.launched.size(); k++) {
+                if (!p.consumed[k]) {
+                    consume(p, k);
+                    p.left--;
+                }
+            }
+            if (p.failure != null) {
+                throw p.failure;
+            }
+            return p.waited;
+        } finally {
+            pending = null;
+            p.step.close();
+        }
+    }
+
+    private void consume(Pending p, int k) {
+        p.consumed[k] = true;
+        long w = System.nanoTime();
+        if (p.usedAnywhere != null && p.anywhere == null && p.failure == null) {
+            p.failure = join(p.usedAnywhere, null);
+            p.anywhere = p.failure == null ? usedMap.toFloatArray() : null;
+        }
+        NDArray result = null;
+        try {
+            result = p.launched.get(k).join();
+        } catch (CompletionException | java.util.concurrent.CancellationException e) {
+            p.failure = p.failure == null ? unwrap(e, k) : p.failure;
+        }
+        p.waited += System.nanoTime() - w;
+        if (p.failure == null) {
+            buckets[k].consume(result, p.anywhere, p.consumer);
+        }
+    }
+
+    /**
+     * Rebuilds the buckets from the order gradients became ready, rank 0's order for every rank.
+     * Every rank must call it at the same point of training.
+     *
+     * @param readyOrder this rank's ready order (parameter indices)
+     */
+    void rebuild(int[] readyOrder) {
+        ByteBuffer encoded =
+                ByteBuffer.allocate(4 * readyOrder.length).order(ByteOrder.LITTLE_ENDIAN);
+        encoded.asIntBuffer().put(readyOrder);
+        byte[] root = group.objects().broadcast(group.getRank() == 0 ? encoded.array() : null, 0);
+        int[] order = new int[root.length / 4];
+        ByteBuffer.wrap(root).order(ByteOrder.LITTLE_ENDIAN).asIntBuffer().get(order);
+        setAssignment(
+                BucketAssignment.rebuilt(order, bytes, types, firstBucketBytes, bucketCapBytes));
+    }
+
+    /**
+     * Releases the buckets, once reductions still on the wire are over (their results are dropped).
+     * Idempotent.
+     */
+    @Override
+    public void close() {
+        Pending p = pending;
+        pending = null;
+        if (p != null) {
+            for (CompletableFuture<NDArray> f : p.launched) {
+                try {
+                    f.join();
+                } catch (CompletionException | java.util.concurrent.CancellationException e) {
+                    // dropped with the step: nothing will read its buffers
+                }
+            }
+        }
+        manager.close();
+    }
+
+    private void setAssignment(BucketAssignment next) {
+        if (pending != null) {
+            throw new IllegalStateException("buckets rebuilt while a reduction is pending");
+        }
+        for (Bucket b : buckets) {
+            b.close();
+        }
+        assignment = next;
+        buckets = new Bucket[next.size()];
+        bucketOf = new int[names.size()];
+        for (int k = 0; k < buckets.length; k++) {
+            buckets[k] = new Bucket(k, next.getBucket(k), k == buckets.length - 1);
+            for (int p : buckets[k].params) {
+                bucketOf[p] = k;
+            }
+        }
+    }
+
+    private CompletableFuture<Void> launchUsedMap(boolean[] used) {
+        if (usedMap == null) {
+            usedMap = manager.zeros(new Shape(names.size()), DataType.FLOAT32);
+        }
+        float[] flags = new float[names.size()];
+        for (int i = 0; i < flags.length; i++) {
+            flags[i] = used[i] ? 1f : 0f;
+        }
+        DirectBuffers.view(usedMap, "used map").asFloatBuffer().put(flags);
+        return group.allReduceAsync(usedMap, ReduceOp.SUM).getFuture();
+    }
+
+    private static RuntimeException join(CompletableFuture<Void> f, RuntimeException failure) {
+        try {
+            f.join();
+            return failure;
+        } catch (CompletionException e) {
+            return failure == null ? unwrap(e, -1) : failure;
+        }
+    }
+
+    private static RuntimeException unwrap(RuntimeException e, int bucket) {
+        Throwable c = e.getCause() == null ? e : e.getCause();
+        if (c instanceof RuntimeException) {
+            return (RuntimeException) c;
+        }
+        return new DistributedException(
+                (bucket < 0 ? "unused-parameter map" : "gradient bucket " + bucket)
+                        + ": reduction failed",
+                c);
+    }
+
+    /** A launched step: its reductions, what is handed on, and the first failure. */
+    private final class Pending {
+
+        final Consumer consumer;
+        final NDManager step;
+        final List<CompletableFuture<NDArray>> launched = new ArrayList<>();
+        final boolean[] consumed = new boolean[buckets.length];
+        CompletableFuture<Void> usedAnywhere;
+        float[] anywhere;
+        RuntimeException failure;
+        long waited;
+        int left = buckets.length;
+
+        Pending(Consumer consumer, NDManager step) {
+            this.consumer = consumer;
+            this.step = step;
+        }
+    }
+
+    /** A flat buffer and the parameters laid out in it. */
+    private final class Bucket implements AutoCloseable {
+
+        final int index;
+        final boolean last;
+        final int[] params;
+        final long[] offsets;
+        final long[] lengths;
+        final NDManager owner;
+        final NDArray buffer;
+        final ByteBuffer memory;
+        final NDArray[] views;
+        final List<String> paramNames;
+
+        Bucket(int index, int[] params, boolean last) {
+            this.index = index;
+            this.last = last;
+            this.params = params;
+            offsets = new long[params.length];
+            lengths = new long[params.length];
+            long n = 0;
+            List<String> ns = new ArrayList<>(params.length);
+            for (int i = 0; i < params.length; i++) {
+                offsets[i] = n;
+                lengths[i] = numels[params[i]];
+                n += lengths[i];
+                ns.add(names.get(params[i]));
+            }
+            paramNames = List.copyOf(ns);
+            owner = manager.newSubManager();
+            buffer = owner.zeros(new Shape(n), types[params[0]]);
+            memory = DirectBuffers.view(buffer, "gradient bucket " + index);
+            views = views(buffer);
+        }
+
+        GradBucket view(NDManager step) {
+            return new GradBucket(index, last, buffer, paramNames, offsets, lengths, step);
+        }
+
+        /** Copies this rank's gradients in; parameters without one get zeros. */
+        void fill(GradientSource source) {
+            int width = types[params[0]].getNumOfBytes();
+            for (int i = 0; i < params.length; i++) {
+                int p = params[i];
+                int at = Math.toIntExact(offsets[i] * width);
+                int len = Math.toIntExact(lengths[i] * width);
+                NDArray g = len > 0 ? source.gradient(p) : null;
+                if (g == null) {
+                    for (int z = 0; z < len; z += ZEROS.length) {
+                        memory.put(at + z, ZEROS, 0, Math.min(ZEROS.length, len - z));
+                    }
+                    continue;
+                }
+                try {
+                    if (g.getDataType() != types[p] || g.size() != numels[p]) {
+                        throw new IllegalStateException(
+                                "gradient of "
+                                        + names.get(p)
+                                        + ": "
+                                        + g.getDataType()
+                                        + " "
+                                        + g.getShape()
+                                        + " (expected: "
+                                        + types[p]
+                                        + " "
+                                        + shapes[p]
+                                        + ")");
+                    }
+                    memory.put(at, DirectBuffers.read(g), 0, len);
+                } finally {
+                    g.close();
+                }
+            }
+        }
+
+        /** Hands each parameter's averaged gradient on, skipping those no rank used. */
+        void consume(NDArray result, float[] usedAnywhere, Consumer consumer) {
+            NDArray[] vs = result == buffer ? views : views(result);
+            for (int i = 0; i < params.length; i++) {
+                if (usedAnywhere == null || usedAnywhere[params[i]] > 0) {
+                    consumer.accept(params[i], vs[i]);
+                }
+            }
+        }
+
+        private NDArray[] views(NDArray flat) {
+            if (flat.getDataType() != buffer.getDataType() || flat.size() != buffer.size()) {
+                throw new IllegalStateException(
+                        "comm hook result for bucket "
+                                + index
+                                + ": "
+                                + flat.getDataType()
+                                + " "
+                                + flat.getShape()
+                                + " (expected: "
+                                + buffer.getDataType()
+                                + " "
+                                + buffer.getShape()
+                                + ")");
+            }
+            NDArray[] vs = new NDArray[params.length];
+            for (int i = 0; i < params.length; i++) {
+                vs[i] =
+                        flat.get(new NDIndex().addSliceDim(offsets[i], offsets[i] + lengths[i]))
+                                .reshape(shapes[params[i]]);
+            }
+            return vs;
+        }
+
+        @Override
+        public void close() {
+            owner.close();
+        }
+    }
+}

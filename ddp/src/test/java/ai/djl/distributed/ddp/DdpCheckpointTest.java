@@ -1,0 +1,94 @@
+package ai.djl.distributed.ddp;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ai.djl.Model;
+import ai.djl.ndarray.types.Shape;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+
+/** Saving and resuming reproduce the uninterrupted run, optimizer state included (AdamW). */
+@Timeout(60)
+class DdpCheckpointTest {
+
+    private static final int STEPS = 6;
+    private static final int BATCH = 4;
+
+    /** Trains steps [from, to) on a fresh trainer, resuming from {@code resume} when given. */
+    private static List<Map<String, float[]>> train(
+            int from, int to, Path resume, Path save, Path rank1Path) throws Exception {
+        return Ranks.run(
+                2,
+                (group, manager) -> {
+                    try (Model model = Model.newInstance("ddp")) {
+                        model.setBlock(Fixture.mlp());
+                        try (DistributedDataParallel t =
+                                DistributedDataParallel.builder()
+                                        .setModel(model)
+                                        .setTrainingConfig(
+                                                Fixture.config(Fixture.adamW())
+                                                        .optInitializer(
+                                                                Fixture.deterministic(), p -> true))
+                                        .setProcessGroup(group)
+                                        .build()) {
+                            t.initialize(new Shape(BATCH, Fixture.IN));
+                            // only rank 0 reads or writes: rank 1's path may not even exist
+                            Path mine = group.getRank() == 0 ? null : rank1Path;
+                            if (resume != null) {
+                                Map<String, String> meta =
+                                        DdpCheckpoint.load(t, mine != null ? mine : resume);
+                                assertEquals(Map.of("step", String.valueOf(from)), meta);
+                            }
+                            for (int s = from; s < to; s++) {
+                                Fixture.step(t, manager, s, group.getRank(), BATCH);
+                            }
+                            if (save != null) {
+                                DdpCheckpoint.save(
+                                        t,
+                                        mine != null ? mine : save,
+                                        Map.of("step", String.valueOf(to)));
+                            }
+                            return Fixture.snapshot(model.getBlock());
+                        }
+                    }
+                });
+    }
+
+    @Test
+    void resumingFromACheckpointReproducesTheUninterruptedRun(@TempDir Path dir) throws Exception {
+        Path nowhere = dir.resolve("rank1-never-written/ckpt");
+        List<Map<String, float[]>> whole = train(0, STEPS, null, null, nowhere);
+        Path ckpt = dir.resolve("ckpt/ddp.ckpt");
+        List<Map<String, float[]>> half = train(0, STEPS / 2, null, ckpt, nowhere);
+        assertTrue(Files.size(ckpt) > 884 * 4 * 3, "parameters and two Adam moments");
+        assertFalse(Files.exists(nowhere));
+        List<Map<String, float[]>> resumed = train(STEPS / 2, STEPS, ckpt, null, nowhere);
+        for (int r = 0; r < 2; r++) {
+            Fixture.assertSame(whole.get(r), resumed.get(r));
+        }
+        assertFalse(
+                Arrays.equals(
+                        half.get(0).get("05Linear_weight"), whole.get(0).get("05Linear_weight")));
+    }
+
+    @Test
+    void aMissingCheckpointFailsOnEveryRank(@TempDir Path dir) {
+        Exception e =
+                assertThrows(
+                        IOException.class,
+                        () -> train(1, 1, dir.resolve("missing"), null, dir.resolve("x")));
+        assertTrue(e.getMessage().contains("rank 0 could not read"), e.getMessage());
+    }
+}

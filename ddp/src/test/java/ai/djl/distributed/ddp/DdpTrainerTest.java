@@ -1,0 +1,280 @@
+package ai.djl.distributed.ddp;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ai.djl.Device;
+import ai.djl.Model;
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDList;
+import ai.djl.ndarray.NDManager;
+import ai.djl.ndarray.types.DataType;
+import ai.djl.ndarray.types.Shape;
+import ai.djl.nn.SequentialBlock;
+import ai.djl.nn.core.Linear;
+import ai.djl.nn.norm.BatchNorm;
+import ai.djl.training.DefaultTrainingConfig;
+import ai.djl.training.evaluator.Accuracy;
+import ai.djl.training.listener.LoggingTrainingListener;
+import ai.djl.training.listener.TrainingListener;
+import ai.djl.training.listener.TrainingListener.BatchData;
+import ai.djl.training.optimizer.Optimizer;
+import ai.djl.training.tracker.Tracker;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+
+/** The trainer's DDP behaviour beyond gradient averaging. */
+@Timeout(60)
+class DdpTrainerTest {
+
+    private static final int BATCH = 4;
+
+    private static Optimizer sgdWithDecay() {
+        return Optimizer.sgd()
+                .setLearningRateTracker(Tracker.fixed(0.1f))
+                .optWeightDecays(0.5f)
+                .build();
+    }
+
+    @Test
+    void bucketsAreRebuiltOnceFromTheOrderParametersWereUsed() throws Exception {
+        List<BucketAssignment[]> got =
+                Ranks.run(
+                        2,
+                        (group, manager) -> {
+                            try (Model model = Model.newInstance("ddp")) {
+                                model.setBlock(new TwoPathBlock());
+                                try (DistributedDataParallel t =
+                                        Fixture.ddp(
+                                                model,
+                                                group,
+                                                Fixture::sgd,
+                                                DistributedDataParallel.builder()
+                                                        .optFirstBucketBytes(64)
+                                                        .optBucketCapBytes(256),
+                                                BATCH)) {
+                                    assertEquals(
+                                            List.of(
+                                                    "01late_weight",
+                                                    "01late_bias",
+                                                    "02early_weight",
+                                                    "02early_bias",
+                                                    "03spare_weight",
+                                                    "03spare_bias"),
+                                            t.getParameterNames());
+                                    BucketAssignment initial = t.getBucketAssignment();
+                                    Fixture.step(t, manager, 0, group.getRank(), BATCH);
+                                    BucketAssignment first = t.getBucketAssignment();
+                                    Fixture.step(t, manager, 1, group.getRank(), BATCH);
+                                    return new BucketAssignment[] {
+                                        initial, first, t.getBucketAssignment()
+                                    };
+                                }
+                            }
+                        });
+        // sizes in bytes: late 256 + 16, early 512 + 64, spare 512 + 64
+        long[] bytes = {256, 16, 512, 64, 512, 64};
+        DataType[] types = new DataType[6];
+        Arrays.fill(types, DataType.FLOAT32);
+        BucketAssignment initial = BucketAssignment.initial(bytes, types, 64, 256);
+        // forward used early (2, 3) then late (0, 1): ready order 1, 0, 3, 2; spare (unused) last
+        BucketAssignment rebuilt =
+                BucketAssignment.rebuilt(new int[] {1, 0, 3, 2}, bytes, types, 64, 256);
+        assertFalse(initial.equals(rebuilt));
+        for (BucketAssignment[] a : got) {
+            assertEquals(initial, a[0]);
+            assertEquals(rebuilt, a[1]);
+            assertEquals(rebuilt, a[2], "rebuilt once only");
+        }
+        assertArrayEquals(new int[] {1, 0}, rebuilt.getBucket(0));
+    }
+
+    @Test
+    void parametersNoRankUsedAreNotUpdatedWhenAskedToFindThem() throws Exception {
+        List<Snapshots> got =
+                Ranks.run(
+                        2,
+                        (group, manager) -> {
+                            try (Model model = Model.newInstance("ddp")) {
+                                model.setBlock(new TwoPathBlock());
+                                try (DistributedDataParallel t =
+                                        Fixture.ddp(
+                                                model,
+                                                group,
+                                                DdpTrainerTest::sgdWithDecay,
+                                                DistributedDataParallel.builder()
+                                                        .optFindUnusedParameters(true),
+                                                BATCH)) {
+                                    Map<String, float[]> before =
+                                            Fixture.snapshot(model.getBlock());
+                                    Fixture.step(t, manager, 0, group.getRank(), BATCH);
+                                    Fixture.step(t, manager, 1, group.getRank(), BATCH);
+                                    return new Snapshots(
+                                            before, Fixture.snapshot(model.getBlock()));
+                                }
+                            }
+                        });
+        for (Snapshots g : got) {
+            assertArrayEquals(g.before().get("03spare_weight"), g.after().get("03spare_weight"));
+            assertArrayEquals(g.before().get("03spare_bias"), g.after().get("03spare_bias"));
+            assertFalse(
+                    Arrays.equals(
+                            g.before().get("02early_weight"), g.after().get("02early_weight")));
+            Fixture.assertSame(got.get(0).after(), g.after());
+        }
+    }
+
+    /** Parameters before and after training. */
+    private record Snapshots(Map<String, float[]> before, Map<String, float[]> after) {}
+
+    @Test
+    void buffersFollowRankZeroAfterEachStepUnlessTurnedOff() throws Exception {
+        for (boolean broadcast : new boolean[] {true, false}) {
+            List<float[]> means =
+                    Ranks.run(
+                            2,
+                            (group, manager) -> {
+                                try (Model model = Model.newInstance("bn")) {
+                                    model.setBlock(
+                                            new SequentialBlock()
+                                                    .add(Linear.builder().setUnits(8).build())
+                                                    .add(BatchNorm.builder().build())
+                                                    .add(
+                                                            Linear.builder()
+                                                                    .setUnits(Fixture.CLASSES)
+                                                                    .build()));
+                                    try (DistributedDataParallel t =
+                                            Fixture.ddp(
+                                                    model,
+                                                    group,
+                                                    Fixture::sgd,
+                                                    DistributedDataParallel.builder()
+                                                            .optBroadcastBuffers(broadcast),
+                                                    BATCH)) {
+                                        Fixture.step(t, manager, 0, group.getRank(), BATCH);
+                                        return model.getBlock()
+                                                .getParameters()
+                                                .get("02BatchNorm_runningMean")
+                                                .getArray()
+                                                .toFloatArray();
+                                    }
+                                }
+                            });
+            // the ranks saw different batches, so their running statistics differ until broadcast
+            assertEquals(
+                    broadcast, Arrays.equals(means.get(0), means.get(1)), "broadcast=" + broadcast);
+        }
+    }
+
+    @Test
+    void epochEvaluationsAreAveragedOverRanksWeightedBySamples() throws Exception {
+        List<float[]> got =
+                Ranks.run(
+                        2,
+                        (group, manager) -> {
+                            DefaultTrainingConfig config =
+                                    Fixture.config(Fixture.sgd())
+                                            .addEvaluator(new Accuracy())
+                                            .addTrainingListeners(
+                                                    TrainingListener.Defaults.basic());
+                            try (Model model = Model.newInstance("ddp")) {
+                                model.setBlock(Fixture.mlp());
+                                try (DistributedDataParallel t =
+                                        DistributedDataParallel.builder()
+                                                .setModel(model)
+                                                .setTrainingConfig(config)
+                                                .setProcessGroup(group)
+                                                .build()) {
+                                    t.initialize(new Shape(BATCH, Fixture.IN));
+                                    // rank 0: two batches all right; rank 1: one batch all wrong
+                                    int batches = group.getRank() == 0 ? 2 : 1;
+                                    for (int b = 0; b < batches; b++) {
+                                        t.notifyListeners(
+                                                l ->
+                                                        l.onTrainingBatch(
+                                                                t,
+                                                                batch(
+                                                                        manager,
+                                                                        group.getRank() == 0)));
+                                    }
+                                    float local =
+                                            t.getEvaluators().get(0).getAccumulator("train/epoch");
+                                    t.notifyListeners(l -> l.onEpoch(t));
+                                    Map<String, Float> ev = t.getTrainingResult().getEvaluations();
+                                    return new float[] {
+                                        local, ev.get("train_Accuracy"), ev.get("train_loss")
+                                    };
+                                }
+                            }
+                        });
+        assertEquals(1f, got.get(0)[0]);
+        assertEquals(0f, got.get(1)[0]);
+        for (float[] g : got) {
+            assertEquals(8f / 12f, g[1], 1e-6, "accuracy weighted by samples");
+            assertEquals(got.get(0)[2], g[2], "the same averaged loss on every rank");
+        }
+        assertTrue(got.get(0)[2] > 0);
+    }
+
+    /** Labels 0..3 and logits picking them (right) or their neighbours (wrong). */
+    private static BatchData batch(NDManager m, boolean right) {
+        float[] logits = new float[BATCH * Fixture.CLASSES];
+        for (int i = 0; i < BATCH; i++) {
+            logits[i * Fixture.CLASSES + (right ? i : (i + 1) % Fixture.CLASSES)] = 5f;
+        }
+        NDArray labels = m.create(new float[] {0, 1, 2, 3});
+        NDArray preds = m.create(logits, new Shape(BATCH, Fixture.CLASSES));
+        return new BatchData(
+                null,
+                Map.of(Device.cpu(), new NDList(labels)),
+                Map.of(Device.cpu(), new NDList(preds)));
+    }
+
+    @Test
+    void listenersThatPrintOrWriteRunOnRankZeroOnly() {
+        DefaultTrainingConfig config =
+                Fixture.config(Fixture.sgd())
+                        .addTrainingListeners(TrainingListener.Defaults.logging());
+        for (int rank = 0; rank < 2; rank++) {
+            List<TrainingListener> ls =
+                    new DdpTrainingConfig(config, Device.cpu(), new RankAverages(null), rank, 2)
+                            .getTrainingListeners();
+            long logging = ls.stream().filter(l -> l instanceof LoggingTrainingListener).count();
+            // rank 0's logging listener is wrapped so that its progress bars count its share
+            assertEquals(0, logging);
+            // DDP's own listener first, then the evaluator and epoch listeners everywhere
+            assertEquals(rank == 0 ? 5 : 4, ls.size());
+        }
+    }
+
+    @Test
+    void valuesAreAveragedAcrossRanksOnRequest() throws Exception {
+        List<double[]> got =
+                Ranks.run(
+                        3,
+                        (group, manager) -> {
+                            try (Model model = Model.newInstance("ddp")) {
+                                model.setBlock(Fixture.mlp());
+                                try (DistributedDataParallel t =
+                                        Fixture.ddp(
+                                                model,
+                                                group,
+                                                Fixture::sgd,
+                                                DistributedDataParallel.builder(),
+                                                BATCH)) {
+                                    return t.averageAcrossRanks(group.getRank(), 10);
+                                }
+                            }
+                        });
+        for (double[] g : got) {
+            assertArrayEquals(new double[] {1, 10}, g);
+        }
+    }
+}

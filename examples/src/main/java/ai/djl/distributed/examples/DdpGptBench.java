@@ -1,0 +1,262 @@
+package ai.djl.distributed.examples;
+
+import ai.djl.Device;
+import ai.djl.Model;
+import ai.djl.distributed.ddp.CommHook;
+import ai.djl.distributed.ddp.CommHooks;
+import ai.djl.distributed.ddp.DistributedDataParallel;
+import ai.djl.distributed.ddp.NoSync;
+import ai.djl.distributed.pg.Distributed;
+import ai.djl.distributed.pg.ProcessGroup;
+import ai.djl.distributed.pg.ReduceOp;
+import ai.djl.distributed.transformer.CausalLmLoss;
+import ai.djl.distributed.transformer.GptConfig;
+import ai.djl.distributed.transformer.GptModel;
+import ai.djl.engine.Engine;
+import ai.djl.metric.Metric;
+import ai.djl.metric.Metrics;
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDList;
+import ai.djl.ndarray.NDManager;
+import ai.djl.ndarray.types.Shape;
+import ai.djl.training.DefaultTrainingConfig;
+import ai.djl.training.GradientCollector;
+import ai.djl.training.Trainer;
+import ai.djl.training.optimizer.Optimizer;
+import ai.djl.training.tracker.Tracker;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
+
+/**
+ * DDP's share of a training step, as PyTorch's peer {@code torch_gpt_bench.py} measures it under
+ * {@code launch_torch.sh}: the GPT of the transformer module trained with AdamW on one fixed batch
+ * of random tokens per rank, first with gradients averaged ({@link DistributedDataParallel}), then
+ * the same steps inside {@link DistributedDataParallel#noSync()}; the communication share is (DDP
+ * step - local step) / DDP step. After 2 warm-up steps of each kind, blocks of DDP steps and of
+ * local steps alternate ({@code rounds} of each, {@code steps} in all of each kind), so that the
+ * machine's changing load weighs on both alike; the peer runs all DDP steps, then all local ones.
+ *
+ * <p>Run under a launcher: {@code bin/djlrun --nproc-per-node 2
+ * ai.djl.distributed.examples.DdpGptBench [layers=4] [heads=4] [width=128] [context=128] [batch=16]
+ * [steps=20] [rounds=4] [warmup=2] [vocab=256] [bucket_kib=25600] [first_bucket_kib=1024]
+ * [overlap=0]}, one thread per rank. Rank 0 prints the peer's line ({@code params=... world=2
+ * step_ms=... tokens_per_s_per_rank=... local_step_ms=... comm_share=...}), then the medians of a
+ * DDP step's reduce-and-update phase and of the time it waited for reductions (the communication
+ * nothing overlapped). {@code overlap=1} lets reductions overlap the next forward pass ({@link
+ * DistributedDataParallel.Builder#optOverlapWithForward}).
+ */
+public final class DdpGptBench {
+
+    private DdpGptBench() {}
+
+    /**
+     * Runs the benchmark.
+     *
+     * @param args {@code key=value} arguments, as the Python peer's
+     */
+    public static void main(String[] args) {
+        Map<String, Integer> a = parse(args);
+        GptConfig config =
+                GptConfig.builder()
+                        .setVocabSize(a.get("vocab"))
+                        .setContextLength(a.get("context"))
+                        .setLayers(a.get("layers"))
+                        .setHeads(a.get("heads"))
+                        .setWidth(a.get("width"))
+                        .build();
+        int batch = a.get("batch");
+        int context = a.get("context");
+        Engine.getInstance().setRandomSeed(0);
+        // the peer's hyper-parameters: torch.optim.AdamW(lr=3e-4), its defaults otherwise
+        Optimizer adamW =
+                Optimizer.adamW()
+                        .optLearningRateTracker(Tracker.fixed(3e-4f))
+                        .optWeightDecays(0.01f)
+                        .build();
+        ProcessGroup group = Distributed.initProcessGroup("cpu");
+        try (Model model = Model.newInstance("gpt-ddp-bench");
+                NDManager manager = NDManager.newBaseManager(Device.cpu())) {
+            model.setBlock(new GptModel(config));
+            DefaultTrainingConfig tc =
+                    new DefaultTrainingConfig(new CausalLmLoss())
+                            .optOptimizer(adamW)
+                            .optDevices(new Device[] {Device.cpu()});
+            try (DistributedDataParallel trainer =
+                    DistributedDataParallel.builder()
+                            .setModel(model)
+                            .setTrainingConfig(tc)
+                            .setProcessGroup(group)
+                            .optBucketCapBytes(a.get("bucket_kib") * 1024L)
+                            .optFirstBucketBytes(a.get("first_bucket_kib") * 1024L)
+                            .optOverlapWithForward(a.get("overlap") != 0)
+                            .optCommHook(
+                                    a.get("sync_only") != 0 ? syncOnly() : CommHooks.allReduce())
+                            .build()) {
+                trainer.initialize(new Shape(batch, context));
+                // each rank its own batch, as the peer (torch.randint after the same seed gives
+                // every rank the same tokens there; the work per step is the same either way)
+                long[] tokens = new long[batch * (context + 1)];
+                Random random = new Random(group.getRank());
+                for (int i = 0; i < tokens.length; i++) {
+                    tokens[i] = random.nextInt(config.getVocabSize());
+                }
+                NDArray all = manager.create(tokens, new Shape(batch, context + 1));
+                NDArray x = all.get(":, :-1");
+                NDArray y = all.get(":, 1:");
+                // Warm both phases up, then alternate blocks of DDP and local steps so that a
+                // change in the machine's load weighs on both alike.
+                int warmup = a.get("warmup");
+                int rounds = a.get("rounds");
+                int block = Math.max(1, a.get("steps") / rounds);
+                timed(trainer, manager, x, y, warmup);
+                NoSync scope = trainer.noSync();
+                try {
+                    timed(trainer, manager, x, y, warmup);
+                } finally {
+                    scope.close();
+                }
+                Metrics metrics = new Metrics();
+                trainer.setMetrics(metrics);
+                double ddpSeconds = 0;
+                double localSeconds = 0;
+                Metrics localMetrics = new Metrics();
+                for (int r = 0; r < rounds; r++) {
+                    // Untimed barriers: local steps let the ranks drift apart, which the first
+                    // DDP step after them would otherwise absorb.
+                    group.barrier();
+                    trainer.setMetrics(metrics);
+                    ddpSeconds += timed(trainer, manager, x, y, block);
+                    group.barrier();
+                    trainer.setMetrics(localMetrics);
+                    scope = trainer.noSync();
+                    try {
+                        localSeconds += timed(trainer, manager, x, y, block);
+                    } finally {
+                        scope.close();
+                    }
+                }
+                double ddp = ddpSeconds / (rounds * block);
+                double local = localSeconds / (rounds * block);
+                double reduceMs = median(metrics.getMetric("ddp-reduce-and-update")) / 1e6;
+                double waitMs = median(metrics.getMetric("ddp-wait")) / 1e6;
+                double ddpStepMs = median(metrics.getMetric("step")) / 1e6;
+                double localStepMs = median(localMetrics.getMetric("step")) / 1e6;
+                double ddpComputeMs = median(metrics.getMetric("forward-backward")) / 1e6;
+                double localComputeMs = median(localMetrics.getMetric("forward-backward")) / 1e6;
+                System.out.printf(
+                        Locale.ROOT,
+                        "rank=%d wait_ms=%.1f ddp_step_call_ms=%.1f local_step_call_ms=%.1f"
+                                + " forward_backward_ms=%.1f local_forward_backward_ms=%.1f%n",
+                        group.getRank(),
+                        waitMs,
+                        ddpStepMs,
+                        localStepMs,
+                        ddpComputeMs,
+                        localComputeMs);
+                if (group.getRank() == 0) {
+                    System.out.printf(
+                            Locale.ROOT,
+                            "params=%d world=%d step_ms=%.1f tokens_per_s_per_rank=%.0f"
+                                    + " local_step_ms=%.1f comm_share=%.3f reduce_and_update_ms=%.1f"
+                                    + " wait_ms=%.1f buckets=%d%n",
+                            config.paramCount(),
+                            group.getSize(),
+                            ddp * 1e3,
+                            batch * context / ddp,
+                            local * 1e3,
+                            (ddp - local) / ddp,
+                            reduceMs,
+                            waitMs,
+                            trainer.getBucketAssignment().size());
+                }
+                group.barrier();
+            }
+        } finally {
+            Distributed.destroyProcessGroup();
+        }
+    }
+
+    /**
+     * A hook for analysis only: one 4-byte all-reduce per bucket instead of the gradients (which
+     * stay unaveraged), so that a step costs the ranks' synchronization without the data.
+     */
+    private static CommHook syncOnly() {
+        return (group, bucket) -> {
+            NDArray one = bucket.getManager().zeros(new Shape(1));
+            return group.allReduceAsync(one, ReduceOp.SUM)
+                    .getFuture()
+                    .thenApply(v -> bucket.getBuffer());
+        };
+    }
+
+    /** Runs steps; returns the seconds they took. */
+    private static double timed(
+            Trainer trainer, NDManager manager, NDArray x, NDArray y, int steps) {
+        long t0 = System.nanoTime();
+        for (int i = 0; i < steps; i++) {
+            step(trainer, manager, x, y);
+        }
+        return (System.nanoTime() - t0) / 1e9;
+    }
+
+    private static void step(Trainer trainer, NDManager manager, NDArray x, NDArray y) {
+        // every array of the step lives in this sub-manager, released once the step is done
+        try (NDManager step = manager.newSubManager()) {
+            NDArray xs = x.duplicate();
+            NDArray ys = y.duplicate();
+            xs.attach(step);
+            ys.attach(step);
+            long begin = System.nanoTime();
+            try (GradientCollector gc = trainer.newGradientCollector()) {
+                NDList logits = trainer.forward(new NDList(xs));
+                NDArray loss = trainer.getLoss().evaluate(new NDList(ys), logits);
+                gc.backward(loss);
+            }
+            trainer.addMetric("forward-backward", begin);
+            trainer.step();
+        }
+    }
+
+    private static double median(List<Metric> values) {
+        if (values == null || values.isEmpty()) {
+            return Double.NaN;
+        }
+        double[] v =
+                values.stream().mapToDouble(m -> m.getValue().doubleValue()).sorted().toArray();
+        return v[v.length / 2];
+    }
+
+    private static Map<String, Integer> parse(String[] args) {
+        Map<String, Integer> a = new LinkedHashMap<>();
+        a.put("layers", 4);
+        a.put("heads", 4);
+        a.put("width", 128);
+        a.put("context", 128);
+        a.put("batch", 16);
+        a.put("steps", 20);
+        a.put("warmup", 2);
+        a.put("rounds", 4);
+        a.put("vocab", 256);
+        a.put("bucket_kib", 25 * 1024);
+        a.put("first_bucket_kib", 1024);
+        a.put("overlap", 0);
+        a.put("sync_only", 0);
+        for (String arg : args) {
+            String[] kv = arg.split("=", 2);
+            if (kv.length != 2 || !a.containsKey(kv[0])) {
+                throw new IllegalArgumentException(
+                        "argument: "
+                                + arg
+                                + " (expected: key=value with key in "
+                                + a.keySet()
+                                + ")");
+            }
+            a.put(kv[0], Integer.parseInt(kv[1]));
+        }
+        return a;
+    }
+}
