@@ -71,8 +71,20 @@ public final class Transfer {
                     "interrupted while waiting for rank " + peer + " in " + signature, peer, e);
         } catch (ExecutionException e) {
             CommunicationException f = (CommunicationException) e.getCause();
+            String message = f.getMessage();
+            if (f.getPeerRank() != peer) {
+                // Another rank's failure reached us while we waited on this peer: say so, since
+                // that peer may be the one at fault (a timeout propagates along the chain).
+                message +=
+                        " (this rank was waiting for rank "
+                                + peer
+                                + (send ? " to receive" : " to send")
+                                + " in "
+                                + signature
+                                + ")";
+            }
             // Rethrow on the waiting thread, keeping the I/O thread's exception as the cause.
-            throw new CommunicationException(f.getMessage(), f.getPeerRank(), f);
+            throw new CommunicationException(message, f.getPeerRank(), f);
         } catch (TimeoutException e) {
             throw new CommunicationException(
                     signature
