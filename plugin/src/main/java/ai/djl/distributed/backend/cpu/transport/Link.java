@@ -232,8 +232,8 @@ final class Link {
     }
 
     /**
-     * A peer's message for a collective this rank runs or has recently run (the last 16) must
-     * carry the signature this rank called it with.
+     * A peer's message for a collective this rank runs or has recently run (the last 16) must carry
+     * the signature this rank called it with.
      */
     private void checkCurrent(Frame f) {
         if (f.kind != Frame.DATA || !Frame.isCollective(f.slot)) {

@@ -141,9 +141,10 @@ public final class ShmTransport extends LinkTransport {
             idle++;
             if (idle < 64) {
                 Thread.onSpinWait();
-            } else if (expecting()) {
+            } else if (idle < 2048 && expecting()) {
                 // A transfer is under way: the peer's bytes are due any moment. Yield rather
-                // than park, so that a full or empty ring costs a context switch, not a timer.
+                // than park, so that a full or empty ring costs a context switch, not a timer;
+                // but not for long, or a peer still computing would take this rank's core.
                 Thread.yield();
             } else {
                 // Nothing awaited: local posts unpark at once; a peer's early data waits at most
