@@ -24,8 +24,8 @@ import java.util.List;
 /**
  * Every collective on the CPU backend, for world sizes 1 to 4, every data type it applies to, and
  * element counts 0, 1, 7 (not a multiple of the world size), 1000 and 70,001 (large enough for the
- * ring), one thread per rank, over TCP and over shared memory; each rank checks its result against
- * a closed form.
+ * ring), one thread per rank, over TCP, shared memory and both (auto); each rank checks its result
+ * against a closed form.
  */
 @Timeout(300)
 class CollectiveSuiteTest {
@@ -67,7 +67,7 @@ class CollectiveSuiteTest {
     }
 
     @ParameterizedTest(name = "{1}, {0} ranks")
-    @CsvSource({"1,tcp", "2,tcp", "3,tcp", "4,tcp", "2,shm", "3,shm", "4,shm"})
+    @CsvSource({"1,tcp", "2,tcp", "3,tcp", "4,tcp", "2,shm", "3,shm", "4,shm", "3,auto"})
     void reductions(int size, String transport) throws Exception {
         MultiRank.run(
                 size,
@@ -93,7 +93,7 @@ class CollectiveSuiteTest {
     }
 
     @ParameterizedTest(name = "{1}, {0} ranks")
-    @CsvSource({"1,tcp", "2,tcp", "3,tcp", "4,tcp", "2,shm", "3,shm", "4,shm"})
+    @CsvSource({"1,tcp", "2,tcp", "3,tcp", "4,tcp", "2,shm", "3,shm", "4,shm", "3,auto"})
     void dataMovement(int size, String transport) throws Exception {
         MultiRank.run(
                 size,

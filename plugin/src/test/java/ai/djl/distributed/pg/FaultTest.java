@@ -20,7 +20,7 @@ import java.util.List;
 class FaultTest {
 
     @ParameterizedTest
-    @ValueSource(strings = {"tcp", "shm"})
+    @ValueSource(strings = {"tcp", "shm", "auto"})
     void differentCollectivesFailOnEveryRankNamingBothSides(String transport) throws Exception {
         MultiRank.run(
                 2,
@@ -56,7 +56,7 @@ class FaultTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"tcp", "shm"})
+    @ValueSource(strings = {"tcp", "shm", "auto"})
     void differentSizesFailNamingBothSizes(String transport) throws Exception {
         MultiRank.run(
                 3,
@@ -74,7 +74,7 @@ class FaultTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"tcp", "shm"})
+    @ValueSource(strings = {"tcp", "shm", "auto"})
     void aRankThatNeverArrivesFailsTheOthersAtTheTimeoutNamingIt(String transport)
             throws Exception {
         List<String> messages = new java.util.concurrent.CopyOnWriteArrayList<>();

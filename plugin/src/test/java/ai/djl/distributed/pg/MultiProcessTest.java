@@ -42,7 +42,7 @@ class MultiProcessTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"tcp", "shm"})
+    @ValueSource(strings = {"tcp", "shm", "auto"})
     void aKilledRankFailsTheOthersPromptlyNamingIt(String transport) throws Exception {
         int port;
         try (ServerSocket s = new ServerSocket(0)) {

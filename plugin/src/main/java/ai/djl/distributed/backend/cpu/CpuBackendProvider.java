@@ -2,6 +2,7 @@ package ai.djl.distributed.backend.cpu;
 
 import ai.djl.distributed.backend.Backend;
 import ai.djl.distributed.backend.BackendProvider;
+import ai.djl.distributed.backend.cpu.transport.HybridTransport;
 import ai.djl.distributed.backend.cpu.transport.ShmTransport;
 import ai.djl.distributed.backend.cpu.transport.SocketInterfaces;
 import ai.djl.distributed.backend.cpu.transport.TcpTransport;
@@ -22,8 +23,10 @@ import java.util.Locale;
  * PyTorch's CPU backend keeps its name), and picks its transport from {@value #TRANSPORT}:
  *
  * <ul>
- *   <li>{@code auto} (the default): shared memory when every rank of the group runs on this host
- *       (same boot, same pid and mount namespaces) and {@code /dev/shm} is usable, else TCP;
+ *   <li>{@code auto} (the default): when every rank of the group runs on this host (same boot, same
+ *       pid and mount namespaces) and {@code /dev/shm} is usable, both: TCP for small and
+ *       point-to-point messages, shared memory for large collective ones ({@link
+ *       ai.djl.distributed.backend.cpu.transport.HybridTransport}); else TCP;
  *   <li>{@code shm}: shared memory, an error if the ranks are not all on one host;
  *   <li>{@code tcp}: TCP, on the address {@link SocketInterfaces} picks.
  * </ul>
@@ -50,20 +53,34 @@ public final class CpuBackendProvider implements BackendProvider {
             throw new IllegalArgumentException(
                     TRANSPORT + ": '" + mode + "' (expected: auto, tcp or shm)");
         }
-        boolean shm = false;
+        boolean local = false;
         if (!mode.equals("tcp") && size > 1) {
-            boolean local = allOnThisHost(store, rank, size, timeout);
+            local = allOnThisHost(store, rank, size, timeout);
             if (mode.equals("shm") && !local) {
                 throw new IllegalArgumentException(
                         TRANSPORT + ": 'shm' (expected: every rank on one host; they are not)");
             }
-            shm = local;
         }
-        Transport transport =
-                shm
-                        ? ShmTransport.connect(store, rank, size, timeout)
-                        : TcpTransport.connect(
-                                store, rank, size, SocketInterfaces.localAddress(env), timeout);
+        Transport transport;
+        if (mode.equals("shm")) {
+            transport = ShmTransport.connect(store, rank, size, timeout);
+        } else {
+            transport =
+                    TcpTransport.connect(
+                            store, rank, size, SocketInterfaces.localAddress(env), timeout);
+            if (local) {
+                // auto on one host: small messages keep TCP's prompt wake-ups, large ones get
+                // shared memory's bandwidth.
+                try {
+                    transport =
+                            new HybridTransport(
+                                    transport, ShmTransport.connect(store, rank, size, timeout));
+                } catch (RuntimeException e) {
+                    transport.close();
+                    throw e;
+                }
+            }
+        }
         return new CpuBackend(transport, timeout);
     }
 

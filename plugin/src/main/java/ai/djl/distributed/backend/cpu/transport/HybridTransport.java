@@ -1,0 +1,108 @@
+package ai.djl.distributed.backend.cpu.transport;
+
+import ai.djl.distributed.backend.CommunicationException;
+
+import java.nio.ByteBuffer;
+
+/**
+ * Two transports between the same ranks of one host, each used where it is best: collective
+ * messages up to {@link #SMALL_BYTES} and every point-to-point message go over TCP, whose receiver
+ * the kernel wakes at once; larger collective messages go through shared memory, which copies at
+ * memory speed but whose polling receiver may sleep a timer tick first. Sender and receiver pick by
+ * the message's size, which they agree on (a size they disagree on is a mismatch, reported through
+ * the signature every frame carries).
+ */
+public final class HybridTransport implements Transport {
+
+    /** Collective messages up to this size go over TCP. */
+    public static final int SMALL_BYTES = 64 * 1024;
+
+    private final Transport small;
+    private final Transport large;
+
+    /**
+     * Combines two connected transports of the same ranks; closing this closes both.
+     *
+     * @param small the transport for small and point-to-point messages (TCP)
+     * @param large the transport for large collective messages (shared memory)
+     */
+    public HybridTransport(Transport small, Transport large) {
+        this.small = small;
+        this.large = large;
+    }
+
+    private Transport pick(long slot, int bytes) {
+        return slot >= 0 && bytes > SMALL_BYTES ? large : small;
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public int getRank() {
+        return small.getRank();
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public int getSize() {
+        return small.getSize();
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Transfer send(int peer, long slot, OpSignature signature, ByteBuffer data) {
+        return pick(slot, data.remaining()).send(peer, slot, signature, data);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Transfer recv(int peer, long slot, OpSignature signature, ByteBuffer into) {
+        return pick(slot, into.remaining()).recv(peer, slot, signature, into);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Transfer recvReduce(
+            int peer, long slot, OpSignature signature, ByteBuffer acc, Reducer reducer) {
+        return pick(slot, acc.remaining()).recvReduce(peer, slot, signature, acc, reducer);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void beginCollective(long seq, OpSignature signature) {
+        small.beginCollective(seq, signature);
+        large.beginCollective(seq, signature);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void abort(CommunicationException cause) {
+        small.abort(cause);
+        large.abort(cause);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public CommunicationException getFailure() {
+        CommunicationException f = small.getFailure();
+        if (f == null) {
+            f = large.getFailure();
+            if (f != null) {
+                // One failed: the group is doomed; fail the other too, so nothing waits on it.
+                small.abort(f);
+            }
+        } else if (large.getFailure() == null) {
+            large.abort(f);
+        }
+        return f;
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void close() {
+        try {
+            small.close();
+        } finally {
+            large.close();
+        }
+    }
+}
