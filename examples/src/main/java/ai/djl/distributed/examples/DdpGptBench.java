@@ -12,6 +12,7 @@ import ai.djl.distributed.pg.ReduceOp;
 import ai.djl.distributed.transformer.CausalLmLoss;
 import ai.djl.distributed.transformer.GptConfig;
 import ai.djl.distributed.transformer.GptModel;
+import ai.djl.distributed.transformer.bench.GptTrainBench;
 import ai.djl.engine.Engine;
 import ai.djl.metric.Metric;
 import ai.djl.metric.Metrics;
@@ -23,13 +24,10 @@ import ai.djl.training.DefaultTrainingConfig;
 import ai.djl.training.GradientCollector;
 import ai.djl.training.Trainer;
 import ai.djl.training.optimizer.Optimizer;
-import ai.djl.training.tracker.Tracker;
 
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Random;
 
 /**
  * DDP's share of a training step, as PyTorch's peer {@code torch_gpt_bench.py} measures it under
@@ -59,24 +57,20 @@ public final class DdpGptBench {
      * @param args {@code key=value} arguments, as the Python peer's
      */
     public static void main(String[] args) {
-        Map<String, Integer> a = parse(args);
-        GptConfig config =
-                GptConfig.builder()
-                        .setVocabSize(a.get("vocab"))
-                        .setContextLength(a.get("context"))
-                        .setLayers(a.get("layers"))
-                        .setHeads(a.get("heads"))
-                        .setWidth(a.get("width"))
-                        .build();
+        Map<String, Integer> a =
+                GptTrainBench.parse(
+                        args,
+                        Map.of(
+                                "rounds", 4,
+                                "bucket_kib", 25 * 1024,
+                                "first_bucket_kib", 1024,
+                                "overlap", 0,
+                                "sync_only", 0));
+        GptConfig config = GptTrainBench.config(a);
         int batch = a.get("batch");
         int context = a.get("context");
         Engine.getInstance().setRandomSeed(0);
-        // the peer's hyper-parameters: torch.optim.AdamW(lr=3e-4), its defaults otherwise
-        Optimizer adamW =
-                Optimizer.adamW()
-                        .optLearningRateTracker(Tracker.fixed(3e-4f))
-                        .optWeightDecays(0.01f)
-                        .build();
+        Optimizer adamW = GptTrainBench.peerAdamW();
         ProcessGroup group = Distributed.initProcessGroup("cpu");
         try (Model model = Model.newInstance("gpt-ddp-bench");
                 NDManager manager = NDManager.newBaseManager(Device.cpu())) {
@@ -99,14 +93,11 @@ public final class DdpGptBench {
                 trainer.initialize(new Shape(batch, context));
                 // each rank its own batch, as the peer (torch.randint after the same seed gives
                 // every rank the same tokens there; the work per step is the same either way)
-                long[] tokens = new long[batch * (context + 1)];
-                Random random = new Random(group.getRank());
-                for (int i = 0; i < tokens.length; i++) {
-                    tokens[i] = random.nextInt(config.getVocabSize());
-                }
-                NDArray all = manager.create(tokens, new Shape(batch, context + 1));
-                NDArray x = all.get(":, :-1");
-                NDArray y = all.get(":, 1:");
+                NDArray[] xy =
+                        GptTrainBench.randomBatch(
+                                manager, config.getVocabSize(), batch, context, group.getRank());
+                NDArray x = xy[0];
+                NDArray y = xy[1];
                 // Warm both phases up, then alternate blocks of DDP and local steps so that a
                 // change in the machine's load weighs on both alike.
                 int warmup = a.get("warmup");
@@ -228,35 +219,5 @@ public final class DdpGptBench {
         double[] v =
                 values.stream().mapToDouble(m -> m.getValue().doubleValue()).sorted().toArray();
         return v[v.length / 2];
-    }
-
-    private static Map<String, Integer> parse(String[] args) {
-        Map<String, Integer> a = new LinkedHashMap<>();
-        a.put("layers", 4);
-        a.put("heads", 4);
-        a.put("width", 128);
-        a.put("context", 128);
-        a.put("batch", 16);
-        a.put("steps", 20);
-        a.put("warmup", 2);
-        a.put("rounds", 4);
-        a.put("vocab", 256);
-        a.put("bucket_kib", 25 * 1024);
-        a.put("first_bucket_kib", 1024);
-        a.put("overlap", 0);
-        a.put("sync_only", 0);
-        for (String arg : args) {
-            String[] kv = arg.split("=", 2);
-            if (kv.length != 2 || !a.containsKey(kv[0])) {
-                throw new IllegalArgumentException(
-                        "argument: "
-                                + arg
-                                + " (expected: key=value with key in "
-                                + a.keySet()
-                                + ")");
-            }
-            a.put(kv[0], Integer.parseInt(kv[1]));
-        }
-        return a;
     }
 }

@@ -43,27 +43,12 @@ public final class GptTrainBench {
      * @param args {@code key=value} arguments, as the Python peer's
      */
     public static void main(String[] args) {
-        Map<String, Integer> a = parse(args);
-        GptConfig config =
-                GptConfig.builder()
-                        .setVocabSize(a.get("vocab"))
-                        .setContextLength(a.get("context"))
-                        .setLayers(a.get("layers"))
-                        .setHeads(a.get("heads"))
-                        .setWidth(a.get("width"))
-                        .build();
+        Map<String, Integer> a = parse(args, Map.of());
+        GptConfig config = config(a);
         int batch = a.get("batch");
         int context = a.get("context");
         Engine.getInstance().setRandomSeed(0);
-        // the peer's hyper-parameters: torch.optim.AdamW(lr=3e-4), its defaults otherwise
-        Optimizer adamW =
-                Optimizer.adamW()
-                        .optLearningRateTracker(Tracker.fixed(3e-4f))
-                        .optWeightDecays(0.01f)
-                        .optBeta1(0.9f)
-                        .optBeta2(0.999f)
-                        .optEpsilon(1e-8f)
-                        .build();
+        Optimizer adamW = peerAdamW();
         try (Model model = Model.newInstance("gpt-bench");
                 NDManager manager = NDManager.newBaseManager()) {
             model.setBlock(new GptModel(config));
@@ -71,14 +56,9 @@ public final class GptTrainBench {
                     new DefaultTrainingConfig(new CausalLmLoss()).optOptimizer(adamW);
             try (Trainer trainer = model.newTrainer(tc)) {
                 trainer.initialize(new Shape(batch, context));
-                long[] tokens = new long[batch * (context + 1)];
-                Random random = new Random(0);
-                for (int i = 0; i < tokens.length; i++) {
-                    tokens[i] = random.nextInt(config.getVocabSize());
-                }
-                NDArray all = manager.create(tokens, new Shape(batch, context + 1));
-                NDArray x = all.get(":, :-1");
-                NDArray y = all.get(":, 1:");
+                NDArray[] xy = randomBatch(manager, config.getVocabSize(), batch, context, 0);
+                NDArray x = xy[0];
+                NDArray y = xy[1];
                 for (int i = 0; i < a.get("warmup"); i++) {
                     step(trainer, manager, x, y);
                 }
@@ -120,7 +100,16 @@ public final class GptTrainBench {
         }
     }
 
-    private static Map<String, Integer> parse(String[] args) {
+    /**
+     * Parses the peer's {@code key=value} arguments over its defaults (layers=4 heads=4 width=128
+     * context=128 batch=16 steps=20 warmup=2 vocab=256) and {@code extraDefaults}.
+     *
+     * @param args the arguments
+     * @param extraDefaults further keys a caller accepts, with their defaults
+     * @return every key's value
+     * @throws IllegalArgumentException for an argument that is not {@code key=value} of a known key
+     */
+    public static Map<String, Integer> parse(String[] args, Map<String, Integer> extraDefaults) {
         Map<String, Integer> a = new LinkedHashMap<>();
         a.put("layers", 4);
         a.put("heads", 4);
@@ -130,6 +119,7 @@ public final class GptTrainBench {
         a.put("steps", 20);
         a.put("warmup", 2);
         a.put("vocab", 256);
+        a.putAll(extraDefaults);
         for (String arg : args) {
             String[] kv = arg.split("=", 2);
             if (kv.length != 2 || !a.containsKey(kv[0])) {
@@ -143,5 +133,57 @@ public final class GptTrainBench {
             a.put(kv[0], Integer.parseInt(kv[1]));
         }
         return a;
+    }
+
+    /**
+     * Returns the model configuration the arguments describe.
+     *
+     * @param a the parsed arguments
+     * @return the configuration
+     */
+    public static GptConfig config(Map<String, Integer> a) {
+        return GptConfig.builder()
+                .setVocabSize(a.get("vocab"))
+                .setContextLength(a.get("context"))
+                .setLayers(a.get("layers"))
+                .setHeads(a.get("heads"))
+                .setWidth(a.get("width"))
+                .build();
+    }
+
+    /**
+     * Returns the peer's optimizer: {@code torch.optim.AdamW(lr=3e-4)}, its defaults otherwise.
+     *
+     * @return the optimizer
+     */
+    public static Optimizer peerAdamW() {
+        return Optimizer.adamW()
+                .optLearningRateTracker(Tracker.fixed(3e-4f))
+                .optWeightDecays(0.01f)
+                .optBeta1(0.9f)
+                .optBeta2(0.999f)
+                .optEpsilon(1e-8f)
+                .build();
+    }
+
+    /**
+     * Returns one batch of random tokens and its next-token labels.
+     *
+     * @param manager where the arrays live
+     * @param vocab the vocabulary size
+     * @param batch the batch size
+     * @param context the context length
+     * @param seed the random seed
+     * @return {inputs, labels}, each (batch, context)
+     */
+    public static NDArray[] randomBatch(
+            NDManager manager, int vocab, int batch, int context, long seed) {
+        long[] tokens = new long[batch * (context + 1)];
+        Random random = new Random(seed);
+        for (int i = 0; i < tokens.length; i++) {
+            tokens[i] = random.nextInt(vocab);
+        }
+        NDArray all = manager.create(tokens, new Shape(batch, context + 1));
+        return new NDArray[] {all.get(":, :-1"), all.get(":, 1:")};
     }
 }

@@ -165,11 +165,11 @@ final class Link {
     }
 
     void postRecv(PostedRecv r) {
-        // A message that arrived before the peer's goodbye is still delivered.
-        Stashed early = closedCause != null ? stash.remove(r.slot()) : null;
-        if (early != null) {
-            checkMatch(r, early.frame());
-            deliver(r, early.body());
+        // A message already here is delivered first, even one that came before a goodbye.
+        Stashed s = stash.remove(r.slot());
+        if (s != null) {
+            checkMatch(r, s.frame());
+            deliver(r, s.body());
             return;
         }
         if (closedCause != null) {
@@ -196,12 +196,6 @@ final class Link {
             parked = false;
             inBody = ByteBuffer.allocateDirect((int) inFrame.length);
             updateInterest();
-        }
-        Stashed s = stash.remove(r.slot());
-        if (s != null) {
-            checkMatch(r, s.frame());
-            deliver(r, s.body());
-            return;
         }
         if (Frame.isCollective(r.slot())) {
             // Messages from one peer arrive in its order of collectives: a later collective's

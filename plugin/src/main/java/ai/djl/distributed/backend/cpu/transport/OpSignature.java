@@ -74,21 +74,6 @@ public record OpSignature(int opcode, int dtype, int reduceOp, int root, long co
         return opcode >= 0 && opcode < NAMES.length ? NAMES[opcode] : "OP#" + opcode;
     }
 
-    /**
-     * Returns the opcode of a name.
-     *
-     * @param name an operation's name
-     * @return its opcode
-     */
-    public static int opcode(String name) {
-        for (int i = 0; i < NAMES.length; i++) {
-            if (NAMES[i].equals(name)) {
-                return i;
-            }
-        }
-        throw new IllegalArgumentException("name: " + name + " (expected: one of the operations)");
-    }
-
     /** {@inheritDoc} */
     @Override
     public String toString() {
