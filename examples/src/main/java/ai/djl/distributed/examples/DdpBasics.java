@@ -6,11 +6,7 @@ import ai.djl.distributed.ddp.CommHooks;
 import ai.djl.distributed.ddp.DdpCheckpoint;
 import ai.djl.distributed.ddp.DistributedDataParallel;
 import ai.djl.distributed.ddp.DistributedSampler;
-import ai.djl.distributed.pg.Distributed;
 import ai.djl.distributed.pg.ProcessGroup;
-import ai.djl.distributed.pg.ProcessGroups;
-import ai.djl.distributed.rendezvous.DistributedEnv;
-import ai.djl.distributed.store.HashStore;
 import ai.djl.engine.Engine;
 import ai.djl.metric.Metrics;
 import ai.djl.ndarray.NDManager;
@@ -109,19 +105,7 @@ public final class DdpBasics {
      */
     public static Result runExample(String... args) throws IOException, TranslateException {
         DdpBasicsOptions options = DdpBasicsOptions.parse(args);
-        if (DistributedEnv.fromProcess().get("WORLD_SIZE").isPresent()) {
-            ProcessGroup world = Distributed.initProcessGroup("cpu");
-            try {
-                return new DdpBasics(options, world).run();
-            } finally {
-                Distributed.destroyProcessGroup();
-            }
-        }
-        try (HashStore store = new HashStore();
-                ProcessGroup alone =
-                        ProcessGroups.init("cpu", store, 0, 1, ProcessGroups.DEFAULT_TIMEOUT)) {
-            return new DdpBasics(options, alone).run();
-        }
+        return ExampleGroup.run(group -> new DdpBasics(options, group).run());
     }
 
     private Result run() throws IOException, TranslateException {

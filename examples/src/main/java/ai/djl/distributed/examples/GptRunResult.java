@@ -5,6 +5,7 @@ import java.nio.file.Path;
 /** What a GPT training example measured and wrote: returned by {@code runExample}. Immutable. */
 public final class GptRunResult {
 
+    private final int worldSize;
     private final int steps;
     private final long tokens;
     private final double trainSeconds;
@@ -16,8 +17,10 @@ public final class GptRunResult {
     private final String sample;
     private final Path outputDir;
     private final Path modelDir;
+    private final long parameterChecksum;
 
     GptRunResult(
+            int worldSize,
             int steps,
             long tokens,
             double trainSeconds,
@@ -28,7 +31,9 @@ public final class GptRunResult {
             double unigramBaselineWholeSplit,
             String sample,
             Path outputDir,
-            Path modelDir) {
+            Path modelDir,
+            long parameterChecksum) {
+        this.worldSize = worldSize;
         this.steps = steps;
         this.tokens = tokens;
         this.trainSeconds = trainSeconds;
@@ -40,6 +45,16 @@ public final class GptRunResult {
         this.sample = sample;
         this.outputDir = outputDir;
         this.modelDir = modelDir;
+        this.parameterChecksum = parameterChecksum;
+    }
+
+    /**
+     * Returns the number of ranks that trained the model together.
+     *
+     * @return the world size, 1 when run alone
+     */
+    public int getWorldSize() {
+        return worldSize;
     }
 
     /**
@@ -52,7 +67,8 @@ public final class GptRunResult {
     }
 
     /**
-     * Returns the number of training tokens read (steps x batch x context).
+     * Returns the number of training tokens read by all ranks together (steps x batch x context x
+     * world size).
      *
      * @return the tokens
      */
@@ -116,9 +132,9 @@ public final class GptRunResult {
     }
 
     /**
-     * Returns the generated sample, prompt included.
+     * Returns the generated sample, prompt included. Rank 0 alone generates one.
      *
-     * @return the text
+     * @return the text, empty on other ranks
      */
     public String getSample() {
         return sample;
@@ -140,5 +156,15 @@ public final class GptRunResult {
      */
     public Path getModelDir() {
         return modelDir;
+    }
+
+    /**
+     * Returns a checksum of the trained parameters' bits, which every rank checked to be the same
+     * on every other rank at the end of training.
+     *
+     * @return the checksum
+     */
+    public long getParameterChecksum() {
+        return parameterChecksum;
     }
 }

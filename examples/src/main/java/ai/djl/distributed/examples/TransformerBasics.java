@@ -1,7 +1,10 @@
 package ai.djl.distributed.examples;
 
 import ai.djl.Model;
-import ai.djl.distributed.rendezvous.DistributedEnv;
+import ai.djl.distributed.ddp.DistributedDataParallel;
+import ai.djl.distributed.ddp.DistributedSampler;
+import ai.djl.distributed.pg.ProcessGroup;
+import ai.djl.distributed.pg.ReduceOp;
 import ai.djl.distributed.transformer.CausalLmLoss;
 import ai.djl.distributed.transformer.GptCheckpoint;
 import ai.djl.distributed.transformer.GptConfig;
@@ -13,39 +16,55 @@ import ai.djl.distributed.transformer.data.UnigramBaseline;
 import ai.djl.engine.Engine;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDList;
+import ai.djl.ndarray.NDManager;
 import ai.djl.ndarray.types.Shape;
+import ai.djl.nn.Parameter;
 import ai.djl.training.DefaultTrainingConfig;
 import ai.djl.training.GradientCollector;
-import ai.djl.training.Trainer;
 import ai.djl.training.dataset.Batch;
 import ai.djl.training.optimizer.Optimizer;
 import ai.djl.training.util.ProgressBar;
 import ai.djl.translate.TranslateException;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
 
 /**
- * {@code transformer_basics}: trains the {@code mini} GPT on the Europarl corpus in one process,
- * then samples text from it.
+ * {@code transformer_basics}: trains the {@code mini} GPT on the Europarl corpus, then samples text
+ * from it. Alone it trains in one process; under a launcher ({@code bin/djlrun --nproc-per-node 2
+ * transformer_basics}) it trains data-parallel, each rank on its shard of every epoch ({@link
+ * DistributedSampler}) with its gradients averaged by a {@link DistributedDataParallel} trainer, so
+ * that a step reads {@code --batch} sequences per rank.
  *
- * <p>Logs training and validation loss beside the unigram baseline (the loss of a model that
- * ignores context), and writes into the output directory: {@code loss.csv}, {@code loss.png}, the
- * model with its tokenizer ({@code model/}, a {@link GptCheckpoint}) and the generated {@code
- * sample.txt}. Under a launcher only rank 0 prints and writes. {@code --help} lists the options
+ * <p>Logs training and validation loss (averaged over the ranks) beside the unigram baseline (the
+ * loss of a model that ignores context), and writes into the output directory: {@code loss.csv},
+ * {@code loss.png}, the model with its tokenizer ({@code model/}, a {@link GptCheckpoint}) and the
+ * generated {@code sample.txt}. Only rank 0 prints and writes. {@code --help} lists the options
  * ({@link GptTrainOptions#USAGE}).
+ *
+ * <p>The ranks share one clock: rank 0's elapsed time travels with each step's loss, so every rank
+ * follows the same learning-rate schedule and stops after the same step when the time budget runs
+ * out. Each rank deciding on its own clock would leave one rank waiting in a collective the others
+ * never join, and the replicas drifting apart.
  */
 public final class TransformerBasics {
 
     private final GptTrainOptions options;
+    private final ProcessGroup group;
     private final boolean lead;
 
-    private TransformerBasics(GptTrainOptions options, boolean lead) {
+    /** Rank 0's seconds since training began, as of the last step: every rank's clock. */
+    private double clock;
+
+    private TransformerBasics(GptTrainOptions options, ProcessGroup group) {
         this.options = options;
-        this.lead = lead;
+        this.group = group;
+        this.lead = group.getRank() == 0;
     }
 
     /**
@@ -64,7 +83,8 @@ public final class TransformerBasics {
     }
 
     /**
-     * Runs the example.
+     * Runs the example: under a launcher ({@code WORLD_SIZE} set) as one rank of a data-parallel
+     * job, else alone.
      *
      * @param args the options, as on the command line
      * @return what the run measured and wrote
@@ -73,8 +93,7 @@ public final class TransformerBasics {
      */
     public static GptRunResult runExample(String... args) throws IOException, TranslateException {
         GptTrainOptions options = GptTrainOptions.parse(args);
-        int rank = DistributedEnv.fromProcess().getInt("RANK").orElse(0);
-        return new TransformerBasics(options, rank == 0).run();
+        return ExampleGroup.run(group -> new TransformerBasics(options, group).run());
     }
 
     private GptRunResult run() throws IOException, TranslateException {
@@ -97,12 +116,22 @@ public final class TransformerBasics {
                 data.getUnigramBaseline(),
                 seconds(start));
         log("model: %s", config);
+        int ranks = group.getSize();
+        log(
+                "data parallel: %d rank(s), %d sequences per rank and step (%d in all)",
+                ranks, options.batch, options.batch * ranks);
 
         TokenWindowDataset train =
                 TokenWindowDataset.builder()
                         .setTokens(data.getTrain())
                         .setContextLength(context)
-                        .setSampling(options.batch, true, true)
+                        .setSampling(
+                                DistributedSampler.builder()
+                                        .setBatchSize(options.batch)
+                                        .setProcessGroup(group)
+                                        .optSeed(options.seed)
+                                        .optDropLast(true)
+                                        .build())
                         .build();
         Validation validation =
                 new Validation(
@@ -111,18 +140,15 @@ public final class TransformerBasics {
                                 .setContextLength(context)
                                 .setSampling(options.batch, false)
                                 .build(),
-                        options.batch);
+                        options.batch,
+                        group);
 
         Files.createDirectories(options.out);
         LossCurve curve = new LossCurve();
-        long budgetNanos = (long) (options.minutes * 60e9);
-        long[] trainStart = {0};
+        double budgetSeconds = options.minutes * 60;
         WarmupCosineTracker lr =
                 new WarmupCosineTracker(
-                        options.lr,
-                        options.warmup,
-                        options.steps,
-                        () -> (double) (System.nanoTime() - trainStart[0]) / budgetNanos);
+                        options.lr, options.warmup, options.steps, () -> clock / budgetSeconds);
         DefaultTrainingConfig tc =
                 new DefaultTrainingConfig(new CausalLmLoss())
                         .optOptimizer(
@@ -133,12 +159,16 @@ public final class TransformerBasics {
         try (Model model = Model.newInstance("gpt")) {
             GptModel block = new GptModel(config);
             model.setBlock(block);
-            try (Trainer trainer = model.newTrainer(tc)) {
+            try (DistributedDataParallel trainer =
+                    DistributedDataParallel.builder()
+                            .setModel(model)
+                            .setTrainingConfig(tc)
+                            .setProcessGroup(group)
+                            .build()) {
                 trainer.initialize(new Shape(options.batch, context));
-                trainStart[0] = System.nanoTime();
-                int steps =
-                        train(trainer, train, validation, curve, lr, trainStart[0], budgetNanos);
-                double trainSeconds = (System.nanoTime() - trainStart[0]) / 1e9;
+                long trainStart = System.nanoTime();
+                int steps = train(trainer, train, validation, curve, lr, budgetSeconds);
+                double trainSeconds = seconds(trainStart);
 
                 Validation.Score fin = validation.score(trainer, options.finalEvalBatches);
                 double sameTokens =
@@ -150,7 +180,8 @@ public final class TransformerBasics {
                         fin.loss, fin.targets.length, sameTokens, data.getUnigramBaseline());
                 curve.addValidation(steps, fin.loss);
 
-                String sample = sample(model, block, tokenizer);
+                long checksum = checkReplicas(block);
+                String sample = lead ? sample(model, block, tokenizer) : "";
                 Path modelDir = options.out.resolve("model");
                 if (lead) {
                     curve.writeCsv(options.out.resolve("loss.csv"));
@@ -172,8 +203,9 @@ public final class TransformerBasics {
                         "wrote %s (loss.csv, loss.png, model/, sample.txt); %.1f s in all",
                         options.out, seconds(start));
                 return new GptRunResult(
+                        ranks,
                         steps,
-                        (long) steps * options.batch * context,
+                        (long) steps * options.batch * context * ranks,
                         trainSeconds,
                         seconds(start),
                         curve.recentTrainLoss(50),
@@ -182,20 +214,21 @@ public final class TransformerBasics {
                         data.getUnigramBaseline(),
                         sample,
                         options.out,
-                        modelDir);
+                        modelDir,
+                        checksum);
             }
         }
     }
 
     private int train(
-            Trainer trainer,
+            DistributedDataParallel trainer,
             TokenWindowDataset train,
             Validation validation,
             LossCurve curve,
             WarmupCosineTracker lr,
-            long t0,
-            long budgetNanos)
+            double budgetSeconds)
             throws IOException, TranslateException {
+        long t0 = System.nanoTime();
         ProgressBar bar =
                 new ProgressBar(
                         "Training",
@@ -214,29 +247,29 @@ public final class TransformerBasics {
                     trainer.step();
                 }
                 step++;
-                long elapsed = System.nanoTime() - t0;
-                curve.addTrain(step, elapsed / 1e9, lr.getNewValue(step), loss);
+                loss = agree(trainer, loss, seconds(t0));
+                curve.addTrain(step, clock, lr.getNewValue(step), loss);
                 if (lead) {
-                    long progress = options.steps > 0 ? step : elapsed / 1_000_000_000L;
+                    long progress = options.steps > 0 ? step : (long) clock;
                     bar.update(
                             progress, String.format(Locale.ROOT, "step %d loss %.3f", step, loss));
                 }
                 boolean done =
-                        (options.steps > 0 && step >= options.steps) || elapsed >= budgetNanos;
+                        (options.steps > 0 && step >= options.steps) || clock >= budgetSeconds;
                 if (step % options.evalEvery == 0 && !done) {
                     double val = validation.score(trainer, options.evalBatches).loss;
                     curve.addValidation(step, val);
                     log(
                             "%nstep %d: train loss %.4f (last 50 steps), validation loss %.4f,"
-                                    + " %.0f tokens/s",
+                                    + " %.0f tokens/s (all ranks)",
                             step,
                             curve.recentTrainLoss(50),
                             val,
                             step
                                     * (double) options.batch
                                     * train.getContextLength()
-                                    * 1e9
-                                    / (System.nanoTime() - t0));
+                                    * group.getSize()
+                                    / clock);
                 }
                 if (done) {
                     if (lead) {
@@ -246,6 +279,65 @@ public final class TransformerBasics {
                 }
             }
         }
+    }
+
+    /**
+     * Averages this step's loss over the ranks and moves the shared clock to rank 0's {@code
+     * elapsed}: one all-reduce of two numbers per step, next to nothing beside a step's compute.
+     *
+     * @return the mean loss
+     */
+    private float agree(DistributedDataParallel trainer, float loss, double elapsed) {
+        if (group.getSize() == 1) {
+            clock = elapsed;
+            return loss;
+        }
+        try (NDManager m = trainer.getManager().newSubManager()) {
+            // Only rank 0 contributes its time, so the sum is rank 0's clock.
+            NDArray sums = m.create(new double[] {loss, lead ? elapsed : 0});
+            group.allReduce(sums, ReduceOp.SUM);
+            double[] v = sums.toDoubleArray();
+            clock = v[1];
+            return (float) (v[0] / group.getSize());
+        }
+    }
+
+    /**
+     * Checks that data-parallel training kept every replica identical, as DDP promises: a checksum
+     * of the parameters' bits must agree on every rank.
+     *
+     * @return the checksum
+     * @throws IllegalStateException if a rank's parameters differ from rank 0's
+     */
+    private long checkReplicas(GptModel block) {
+        long checksum = 17;
+        for (Parameter p : block.getParameters().values()) {
+            for (float v : p.getArray().toFloatArray()) {
+                checksum = checksum * 1_000_003L + Float.floatToRawIntBits(v);
+            }
+        }
+        if (group.getSize() == 1) {
+            return checksum;
+        }
+        byte[] mine = ByteBuffer.allocate(Long.BYTES).putLong(checksum).array();
+        List<byte[]> all = group.objects().allGather(mine);
+        for (int r = 0; r < all.size(); r++) {
+            long theirs = ByteBuffer.wrap(all.get(r)).getLong();
+            if (theirs != checksum) {
+                throw new IllegalStateException(
+                        String.format(
+                                Locale.ROOT,
+                                "parameters differ across ranks after training: rank %d has"
+                                        + " checksum %016x, rank %d %016x (expected: identical"
+                                        + " replicas)",
+                                group.getRank(),
+                                checksum,
+                                r,
+                                theirs));
+            }
+        }
+        log("parameters identical on all %d ranks (checksum %016x)", all.size(), checksum);
+        return checksum;
     }
 
     private String sample(Model model, GptModel block, Tokenizer tokenizer) {

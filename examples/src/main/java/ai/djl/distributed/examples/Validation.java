@@ -1,5 +1,7 @@
 package ai.djl.distributed.examples;
 
+import ai.djl.distributed.pg.ProcessGroup;
+import ai.djl.distributed.pg.ReduceOp;
 import ai.djl.distributed.transformer.CausalLmLoss;
 import ai.djl.distributed.transformer.data.TokenWindowDataset;
 import ai.djl.ndarray.NDArray;
@@ -11,17 +13,21 @@ import ai.djl.training.dataset.Record;
 
 /**
  * Measures the validation loss on a fixed, evenly spaced selection of validation windows, so that
- * successive measurements of a run compare the same text.
+ * successive measurements of a run compare the same text. In a data-parallel run the ranks share
+ * the batches out and sum their losses, so a measurement takes 1/N of the time; every rank must
+ * call {@link #score} as often as every other.
  */
 final class Validation {
 
     private final TokenWindowDataset dataset;
     private final int batch;
+    private final ProcessGroup group;
     private final CausalLmLoss loss = new CausalLmLoss();
 
-    Validation(TokenWindowDataset dataset, int batch) {
+    Validation(TokenWindowDataset dataset, int batch, ProcessGroup group) {
         this.dataset = dataset;
         this.batch = batch;
+        this.group = group;
     }
 
     /** A validation loss and the target tokens it was measured on. */
@@ -38,15 +44,17 @@ final class Validation {
 
     /**
      * Returns the mean loss over {@code batches} batches of windows spread evenly over the
-     * validation split (all of them if there are fewer), without dropout or gradients.
+     * validation split (all of them if there are fewer), without dropout or gradients. Rank r
+     * evaluates batches r, r + N, ...; the targets cover every batch on every rank.
      */
     Score score(Trainer trainer, int batches) {
         long windows = Math.min(dataset.size(), (long) batches * batch);
         int context = dataset.getContextLength();
         int[] targets = new int[Math.toIntExact(windows * context)];
         double sum = 0;
+        int ranks = group.getSize();
         try (NDManager m = trainer.getManager().newSubManager()) {
-            for (long first = 0; first < windows; first += batch) {
+            for (long first = 0, b = 0; first < windows; first += batch, b++) {
                 try (NDManager step = m.newSubManager()) {
                     NDList xs = new NDList();
                     NDList ys = new NDList();
@@ -57,13 +65,20 @@ final class Validation {
                         ys.add(r.getLabels().head());
                     }
                     NDArray y = NDArrays.stack(ys);
-                    NDList logits = trainer.evaluate(new NDList(NDArrays.stack(xs)));
-                    sum += loss.evaluate(new NDList(y), logits).getFloat() * (double) n;
+                    if (b % ranks == group.getRank()) {
+                        NDList logits = trainer.evaluate(new NDList(NDArrays.stack(xs)));
+                        sum += loss.evaluate(new NDList(y), logits).getFloat() * (double) n;
+                    }
                     long[] ids = y.toLongArray();
                     for (int j = 0; j < ids.length; j++) {
                         targets[Math.toIntExact(first * context) + j] = (int) ids[j];
                     }
                 }
+            }
+            if (ranks > 1) {
+                NDArray total = m.create(new double[] {sum});
+                group.allReduce(total, ReduceOp.SUM);
+                sum = total.getDouble();
             }
         }
         return new Score(sum / windows, targets);

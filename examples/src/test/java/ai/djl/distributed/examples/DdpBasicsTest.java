@@ -5,18 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import ai.djl.distributed.launch.Launcher;
-
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -75,22 +71,9 @@ class DdpBasicsTest {
     }
 
     private static void runTwoRanks(Path dir, String... extra) throws Exception {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        String small = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1";
-        List<String> command =
+        List<String> args =
                 new ArrayList<>(
                         List.of(
-                                java,
-                                "-Xmx128m",
-                                "-XX:+UseSerialGC",
-                                "-XX:TieredStopAtLevel=1",
-                                "-cp",
-                                System.getProperty("java.class.path"),
-                                Launcher.class.getName(),
-                                "--nproc-per-node",
-                                "2",
-                                "--jvm-opts",
-                                "-Xmx512m " + small,
                                 "ddp_basics",
                                 "--epochs",
                                 "3",
@@ -98,52 +81,28 @@ class DdpBasicsTest {
                                 "1500",
                                 "--checkpoint",
                                 dir.toString()));
-        command.addAll(List.of(extra));
-        ProcessBuilder pb = new ProcessBuilder(command);
-        pb.environment()
-                .keySet()
-                .removeIf(
-                        k ->
-                                k.startsWith("PET_")
-                                        || k.startsWith("DJL_DIST_")
-                                        || k.equals("OMP_NUM_THREADS"));
-        Path out = dir.resolve("out.log");
-        pb.redirectErrorStream(true).redirectOutput(out.toFile());
-        Process p = pb.start();
-        try {
-            assertTrue(p.waitFor(100, TimeUnit.SECONDS), () -> "still running\n" + read(out));
-            String log = read(out);
-            assertEquals(0, p.exitValue(), log);
-            assertTrue(
-                    log.contains(
-                            "[rank0]: ddp_basics: 2 rank(s), 1500 training samples (750"
-                                    + " per rank)"),
-                    log);
-            assertFalse(log.contains("[rank1]:"), "rank 1 prints nothing\n" + log);
-            // rank 0's progress bars, sized to its share of the data, reach 100%
-            assertTrue(log.contains("Training:    100%"), log);
-            Matcher m = EPOCH.matcher(log);
-            int epochs = 0;
-            double accuracy = 0;
-            while (m.find()) {
-                epochs++;
-                assertEquals(epochs, Integer.parseInt(m.group(1)));
-                accuracy = Double.parseDouble(m.group(6));
-            }
-            assertEquals(3, epochs, log);
-            assertTrue(accuracy > 0.8, "validation accuracy " + accuracy + "\n" + log);
-            assertTrue(Files.size(dir.resolve("ddp.ckpt")) > 0, "rank 0 wrote the checkpoint");
-        } finally {
-            p.descendants().forEach(ProcessHandle::destroyForcibly);
-            p.destroyForcibly();
+        args.addAll(List.of(extra));
+        Djlrun.Run run = Djlrun.run(dir, 2, 100, args.toArray(new String[0]));
+        String log = run.log();
+        assertEquals(0, run.exitCode(), log);
+        assertTrue(
+                log.contains(
+                        "[rank0]: ddp_basics: 2 rank(s), 1500 training samples (750"
+                                + " per rank)"),
+                log);
+        assertFalse(log.contains("[rank1]:"), "rank 1 prints nothing\n" + log);
+        // rank 0's progress bars, sized to its share of the data, reach 100%
+        assertTrue(log.contains("Training:    100%"), log);
+        Matcher m = EPOCH.matcher(log);
+        int epochs = 0;
+        double accuracy = 0;
+        while (m.find()) {
+            epochs++;
+            assertEquals(epochs, Integer.parseInt(m.group(1)));
+            accuracy = Double.parseDouble(m.group(6));
         }
-    }
-
-    private static String read(Path file) {
-        try {
-            return Files.readString(file, StandardCharsets.UTF_8).replace('\r', '\n');
-        } catch (java.io.IOException e) {
-            return "(unreadable: " + e + ")";
-        }
+        assertEquals(3, epochs, log);
+        assertTrue(accuracy > 0.8, "validation accuracy " + accuracy + "\n" + log);
+        assertTrue(Files.size(dir.resolve("ddp.ckpt")) > 0, "rank 0 wrote the checkpoint");
     }
 }

@@ -1,19 +1,24 @@
 package ai.djl.distributed.examples;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.djl.distributed.transformer.GptCheckpoint;
 import ai.djl.distributed.transformer.GptGenerator;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.awt.image.BufferedImage;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import javax.imageio.ImageIO;
 
@@ -70,5 +75,80 @@ class TransformerBasicsTest {
                                     42);
             assertEquals(sample, cp.getTokenizer().decode(ids));
         }
+    }
+
+    private static final Pattern FINAL =
+            Pattern.compile("\\[rank0]: final: validation loss ([0-9.]+) on ([0-9,]+) tokens");
+
+    /**
+     * bin/djlrun --nproc-per-node 2 transformer_basics: both ranks train together for a fixed
+     * number of steps and end with identical parameters (the example checks the replicas and fails
+     * otherwise); rank 0 alone prints and writes every output.
+     */
+    @Test
+    @Timeout(150)
+    void twoRanksUnderDjlrunTrainOneModel(@TempDir Path dir) throws Exception {
+        Djlrun.Run run = Djlrun.run(dir, 2, 140, tiny(dir, "--steps", "6"));
+        String log = run.log();
+        assertEquals(0, run.exitCode(), log);
+        assertTrue(
+                log.contains(
+                        "[rank0]: data parallel: 2 rank(s), 4 sequences per rank and step (8 in"
+                                + " all)"),
+                log);
+        assertTrue(log.contains("[rank0]: parameters identical on all 2 ranks"), log);
+        assertFalse(log.contains("[rank1]:"), "rank 1 prints nothing\n" + log);
+        Matcher m = FINAL.matcher(log);
+        assertTrue(m.find(), log);
+        assertTrue(Double.isFinite(Double.parseDouble(m.group(1))), log);
+        List<String> csv = Files.readAllLines(dir.resolve("out/loss.csv"));
+        assertEquals(1 + 6, csv.size(), csv.toString());
+        assertTrue(Files.isDirectory(dir.resolve("out/model")), "rank 0 saved the model");
+        assertTrue(
+                Files.readString(dir.resolve("out/sample.txt"), StandardCharsets.UTF_8)
+                        .startsWith("Mr President,"));
+    }
+
+    /**
+     * Bounded by time only, the ranks must still stop after the same step: they agree on rank 0's
+     * clock. Were each to stop by its own, one would wait in a collective the other never joins and
+     * the run would fail by timeout, or the replicas would differ.
+     */
+    @Test
+    @Timeout(150)
+    void twoRanksBoundedByTimeStopTogether(@TempDir Path dir) throws Exception {
+        Djlrun.Run run = Djlrun.run(dir, 2, 140, tiny(dir, "--minutes", "0.1"));
+        String log = run.log();
+        assertEquals(0, run.exitCode(), log);
+        assertTrue(log.contains("[rank0]: parameters identical on all 2 ranks"), log);
+        List<String> csv = Files.readAllLines(dir.resolve("out/loss.csv"));
+        assertTrue(csv.size() > 2, "trained a few steps: " + csv);
+    }
+
+    private static String[] tiny(Path dir, String... extra) {
+        List<String> args =
+                new ArrayList<>(
+                        List.of(
+                                "transformer_basics",
+                                "--preset",
+                                "tiny",
+                                "--batch",
+                                "4",
+                                "--vocab",
+                                "300",
+                                "--max-docs",
+                                "60",
+                                "--eval-every",
+                                "3",
+                                "--eval-batches",
+                                "2",
+                                "--final-eval-batches",
+                                "3",
+                                "--sample-tokens",
+                                "12",
+                                "--out",
+                                dir.resolve("out").toString()));
+        args.addAll(List.of(extra));
+        return args.toArray(new String[0]);
     }
 }

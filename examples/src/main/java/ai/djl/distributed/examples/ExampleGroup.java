@@ -1,0 +1,42 @@
+package ai.djl.distributed.examples;
+
+import ai.djl.distributed.pg.Distributed;
+import ai.djl.distributed.pg.ProcessGroup;
+import ai.djl.distributed.pg.ProcessGroups;
+import ai.djl.distributed.rendezvous.DistributedEnv;
+import ai.djl.distributed.store.HashStore;
+import ai.djl.translate.TranslateException;
+
+import java.io.IOException;
+
+/**
+ * The process group an example trains in: under a launcher ({@code WORLD_SIZE} set, as {@code
+ * bin/djlrun}, torchrun, a PyTorchJob or Slurm set it) the world group from {@code env://}, else a
+ * world of one, so that the same program runs alone or as one rank of a job.
+ */
+final class ExampleGroup {
+
+    /** An example's body, run with the group. */
+    interface Body<T> {
+        T run(ProcessGroup group) throws IOException, TranslateException;
+    }
+
+    private ExampleGroup() {}
+
+    /** Runs {@code body} in the group and tears the group down afterwards, failed or not. */
+    static <T> T run(Body<T> body) throws IOException, TranslateException {
+        if (DistributedEnv.fromProcess().get("WORLD_SIZE").isPresent()) {
+            ProcessGroup world = Distributed.initProcessGroup("cpu");
+            try {
+                return body.run(world);
+            } finally {
+                Distributed.destroyProcessGroup();
+            }
+        }
+        try (HashStore store = new HashStore();
+                ProcessGroup alone =
+                        ProcessGroups.init("cpu", store, 0, 1, ProcessGroups.DEFAULT_TIMEOUT)) {
+            return body.run(alone);
+        }
+    }
+}
