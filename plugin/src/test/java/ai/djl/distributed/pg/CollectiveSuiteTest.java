@@ -7,6 +7,7 @@ import static ai.djl.distributed.pg.Expect.values;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 
+import ai.djl.distributed.backend.cpu.algorithm.AllReduce;
 import ai.djl.distributed.testing.MultiRank;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDManager;
@@ -16,6 +17,7 @@ import ai.djl.ndarray.types.Shape;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -113,6 +115,60 @@ class CollectiveSuiteTest {
                     g.barrier();
                     return null;
                 });
+    }
+
+    /**
+     * All-reduces large enough for direct reads of the peers' memory (auto on one host: {@code
+     * DirectAllReduce}), with block sizes that do not divide evenly, in every applicable type and
+     * reduction, in place and through a non-contiguous array's write-back.
+     */
+    @ParameterizedTest(name = "{0} ranks")
+    @ValueSource(ints = {2, 3, 4})
+    void largeAllReducesReadThePeersMemory(int size) throws Exception {
+        MultiRank.run(
+                size,
+                "auto",
+                Duration.ofSeconds(120),
+                (g, m) -> {
+                    for (DataType t :
+                            new DataType[] {
+                                DataType.FLOAT32, DataType.FLOAT16, DataType.INT64, DataType.UINT8
+                            }) {
+                        int n = (AllReduce.DIRECT_BYTES / t.getNumOfBytes()) * 5 / 4 + 1;
+                        for (ReduceOp op : OPS) {
+                            if (applies(op, t)) {
+                                try (NDManager s = m.newSubManager()) {
+                                    largeAllReduce(g, s, op, t, n);
+                                }
+                            }
+                        }
+                    }
+                    try (NDManager s = m.newSubManager()) {
+                        // A transposed (non-contiguous) array goes through a contiguous copy.
+                        int r = g.getRank();
+                        NDArray a = s.arange(0f, 600_000f).add(r).reshape(1000, 600).transpose();
+                        g.allReduce(a, ReduceOp.SUM);
+                        NDArray want =
+                                s.arange(0f, 600_000f)
+                                        .mul(size)
+                                        .add(size * (size - 1) / 2f)
+                                        .reshape(1000, 600)
+                                        .transpose();
+                        assertArrayEquals(want.toFloatArray(), a.toFloatArray());
+                    }
+                    return null;
+                });
+    }
+
+    private static void largeAllReduce(
+            ProcessGroup g, NDManager m, ReduceOp op, DataType t, int n) {
+        int r = g.getRank();
+        NDArray a = array(m, t, n, i -> input(op.getType(), t, r, i));
+        g.allReduce(a, op);
+        assertArrayEquals(
+                expected(n, i -> Expect.reduced(op, t, g.getSize(), i)),
+                values(a),
+                "allReduce " + op + " " + t + " x " + n + " on rank " + r);
     }
 
     private static void allReduce(ProcessGroup g, NDManager m, ReduceOp op, DataType t, int n) {

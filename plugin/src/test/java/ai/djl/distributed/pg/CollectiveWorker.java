@@ -34,12 +34,15 @@ public final class CollectiveWorker {
         try (NDManager m = NDManager.newBaseManager(Device.cpu())) {
             if ("loop".equals(args[0])) {
                 NDArray a = m.ones(new ai.djl.ndarray.types.Shape(100_000));
+                // Large enough for the direct path where the ranks may read each other's memory.
+                NDArray big = m.ones(new ai.djl.ndarray.types.Shape(400_000));
                 try {
                     g.allReduce(a);
                     System.out.println("ready");
                     System.out.flush();
                     while (true) {
                         g.allReduce(a);
+                        g.allReduce(big);
                     }
                 } catch (CommunicationException e) {
                     System.out.println("FAILED: " + e.getMessage());
@@ -53,6 +56,14 @@ public final class CollectiveWorker {
             for (int i = 0; i < got.length; i++) {
                 if (got[i] != n * i + n * (n - 1) / 2f) {
                     throw new AssertionError("allReduce element " + i + ": " + got[i]);
+                }
+            }
+            NDArray large = m.arange(0f, 600_000f).add(r);
+            g.allReduce(large);
+            float[] gotLarge = large.toFloatArray();
+            for (int i = 0; i < gotLarge.length; i++) {
+                if (gotLarge[i] != n * (float) i + n * (n - 1) / 2f) {
+                    throw new AssertionError("large allReduce element " + i + ": " + gotLarge[i]);
                 }
             }
             NDArray b = m.create(new int[] {r * 7});

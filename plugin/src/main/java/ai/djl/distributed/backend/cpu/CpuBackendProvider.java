@@ -3,6 +3,7 @@ package ai.djl.distributed.backend.cpu;
 import ai.djl.distributed.backend.Backend;
 import ai.djl.distributed.backend.BackendProvider;
 import ai.djl.distributed.backend.cpu.transport.HybridTransport;
+import ai.djl.distributed.backend.cpu.transport.PeerMemory;
 import ai.djl.distributed.backend.cpu.transport.ShmTransport;
 import ai.djl.distributed.backend.cpu.transport.SocketInterfaces;
 import ai.djl.distributed.backend.cpu.transport.TcpTransport;
@@ -26,7 +27,8 @@ import java.util.Locale;
  *   <li>{@code auto} (the default): when every rank of the group runs on this host (same boot, same
  *       pid and mount namespaces) and {@code /dev/shm} is usable, both: TCP for small and
  *       point-to-point messages, shared memory for large collective ones ({@link
- *       ai.djl.distributed.backend.cpu.transport.HybridTransport}); else TCP;
+ *       ai.djl.distributed.backend.cpu.transport.HybridTransport}), and, where the ranks may read
+ *       each other's memory ({@link PeerMemory}), single-copy large all-reduces; else TCP;
  *   <li>{@code shm}: shared memory, an error if the ranks are not all on one host;
  *   <li>{@code tcp}: TCP, on the address {@link SocketInterfaces} picks.
  * </ul>
@@ -74,7 +76,9 @@ public final class CpuBackendProvider implements BackendProvider {
                 try {
                     transport =
                             new HybridTransport(
-                                    transport, ShmTransport.connect(store, rank, size, timeout));
+                                    transport,
+                                    ShmTransport.connect(store, rank, size, timeout),
+                                    PeerMemory.connect(store, rank, size, timeout));
                 } catch (RuntimeException e) {
                     transport.close();
                     throw e;

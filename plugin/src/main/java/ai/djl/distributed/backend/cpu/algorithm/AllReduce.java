@@ -8,15 +8,22 @@ import java.nio.ByteBuffer;
 
 /**
  * All-reduce in place. Small messages take recursive doubling (lg P exchanges of the whole message:
- * latency-optimal); large ones take the ring (bandwidth-optimal). The choice depends only on the
- * message size, which every rank agrees on, so every rank picks the same algorithm. Both leave
- * bit-identical results on every rank: each partial result is computed the same way everywhere, and
- * the reductions are commutative.
+ * latency-optimal); large ones take the ring (bandwidth-optimal), or, where the ranks share a host
+ * and may read each other's memory, direct reads ({@link DirectAllReduce}). The choice depends only
+ * on the message size and on the group's transport, which every rank agrees on, so every rank picks
+ * the same algorithm. Both leave bit-identical results on every rank: each partial result is
+ * computed the same way everywhere, and the reductions are commutative.
  */
 public final class AllReduce {
 
     /** Messages up to this size take recursive doubling; larger ones the ring. */
     public static final int SMALL_BYTES = 64 * 1024;
+
+    /**
+     * Messages from this size take {@link DirectAllReduce} where the ranks can read each other's
+     * memory: its fixed cost, three rounds of small messages, is repaid by copying once.
+     */
+    public static final int DIRECT_BYTES = 1 << 20;
 
     private AllReduce() {}
 
@@ -31,8 +38,11 @@ public final class AllReduce {
         if (ctx.size() == 1) {
             return;
         }
-        if ((long) count * ctx.elementSize() <= SMALL_BYTES || count < ctx.size()) {
+        long bytes = (long) count * ctx.elementSize();
+        if (bytes <= SMALL_BYTES || count < ctx.size()) {
             recursiveDoubling(ctx, data, count);
+        } else if (bytes >= DIRECT_BYTES && ctx.peerMemory() != null) {
+            DirectAllReduce.run(ctx, ctx.peerMemory(), data, count);
         } else {
             ring(ctx, data, count);
         }

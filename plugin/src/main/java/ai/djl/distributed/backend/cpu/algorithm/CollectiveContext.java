@@ -3,6 +3,7 @@ package ai.djl.distributed.backend.cpu.algorithm;
 import ai.djl.distributed.backend.cpu.reduce.TorchReductions;
 import ai.djl.distributed.backend.cpu.transport.Deadline;
 import ai.djl.distributed.backend.cpu.transport.OpSignature;
+import ai.djl.distributed.backend.cpu.transport.PeerMemory;
 import ai.djl.distributed.backend.cpu.transport.Reducer;
 import ai.djl.distributed.backend.cpu.transport.Transfer;
 import ai.djl.distributed.backend.cpu.transport.Transport;
@@ -100,6 +101,15 @@ public final class CollectiveContext {
      */
     public int elementSize() {
         return dataType.getNumOfBytes();
+    }
+
+    /**
+     * Returns direct access to the peers' memory, where the transport has it.
+     *
+     * @return the peer memory, or null
+     */
+    public PeerMemory peerMemory() {
+        return transport.peerMemory();
     }
 
     /**

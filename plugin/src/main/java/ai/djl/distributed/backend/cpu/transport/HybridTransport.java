@@ -10,7 +10,8 @@ import java.nio.ByteBuffer;
  * the kernel wakes at once; larger collective messages go through shared memory, which copies at
  * memory speed but whose polling receiver may sleep a timer tick first. Sender and receiver pick by
  * the message's size, which they agree on (a size they disagree on is a mismatch, reported through
- * the signature every frame carries).
+ * the signature every frame carries). Where the ranks may read each other's memory, the large
+ * collectives that can use it do ({@link #peerMemory()}), with messages over TCP to say when.
  */
 public final class HybridTransport implements Transport {
 
@@ -19,16 +20,19 @@ public final class HybridTransport implements Transport {
 
     private final Transport small;
     private final Transport large;
+    private final PeerMemory peerMemory;
 
     /**
      * Combines two connected transports of the same ranks; closing this closes both.
      *
      * @param small the transport for small and point-to-point messages (TCP)
      * @param large the transport for large collective messages (shared memory)
+     * @param peerMemory direct access to the peers' memory, or null where there is none
      */
-    public HybridTransport(Transport small, Transport large) {
+    public HybridTransport(Transport small, Transport large, PeerMemory peerMemory) {
         this.small = small;
         this.large = large;
+        this.peerMemory = peerMemory;
     }
 
     private Transport pick(long slot, int bytes) {
@@ -45,6 +49,12 @@ public final class HybridTransport implements Transport {
     @Override
     public int getSize() {
         return small.getSize();
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public PeerMemory peerMemory() {
+        return peerMemory;
     }
 
     /** {@inheritDoc} */

@@ -62,6 +62,16 @@ public interface Transport extends AutoCloseable {
     int getSize();
 
     /**
+     * Returns direct access to the peers' memory, where every rank can read every other's ({@link
+     * PeerMemory}); large collectives then copy once instead of through messages.
+     *
+     * @return the peer memory, or null (the default) where the ranks cannot read each other's
+     */
+    default PeerMemory peerMemory() {
+        return null;
+    }
+
+    /**
      * Posts a send of {@code data}'s remaining bytes. The caller must not change those bytes until
      * the transfer completes; {@code data}'s position and limit are not changed.
      *
