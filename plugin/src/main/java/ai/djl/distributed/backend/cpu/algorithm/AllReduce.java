@@ -21,9 +21,9 @@ public final class AllReduce {
 
     /**
      * Messages from this size take {@link DirectAllReduce} where the ranks can read each other's
-     * memory: its fixed cost, three rounds of small messages, is repaid by copying once.
+     * memory: its fixed cost, two rounds of small messages, is repaid by copying once.
      */
-    public static final int DIRECT_BYTES = 1 << 20;
+    public static final int DIRECT_BYTES = 256 << 10;
 
     private AllReduce() {}
 

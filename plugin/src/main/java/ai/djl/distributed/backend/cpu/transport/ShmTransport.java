@@ -141,15 +141,19 @@ public final class ShmTransport extends LinkTransport {
             idle++;
             if (idle < 64) {
                 Thread.onSpinWait();
-            } else if (idle < 2048 && expecting()) {
+                continue;
+            }
+            boolean expecting = expecting();
+            if (idle < 2048 && expecting) {
                 // A transfer is under way: the peer's bytes are due any moment. Yield rather
                 // than park, so that a full or empty ring costs a context switch, not a timer;
                 // but not for long, or a peer still computing would take this rank's core.
                 Thread.yield();
             } else {
-                // Nothing awaited: local posts unpark at once; a peer's early data waits at most
-                // one park.
-                LockSupport.parkNanos(this, idle < 20_000 ? 50_000L : 1_000_000L);
+                // Waiting long: poll gently. Nothing awaited: local posts unpark at once, so only
+                // a peer's early data waits, at most one long park; waking every 50 us instead
+                // would cost ranks that share cores a tenth of one.
+                LockSupport.parkNanos(this, expecting ? 50_000L : 1_000_000L);
             }
         }
     }
