@@ -160,6 +160,49 @@ class CollectiveSuiteTest {
                 });
     }
 
+    /**
+     * Thousands of small all-reduces in a row, through the shared-memory board where the group has
+     * one, interleaved with broadcasts that take another path, with ranks drifting apart: each
+     * board slot is reused every other exchange, and must never be overwritten while a peer may
+     * still read it.
+     */
+    @ParameterizedTest(name = "{1}, {0} ranks")
+    @CsvSource({"2,shm", "3,auto", "4,shm"})
+    void manySmallAllReducesInARow(int size, String transport) throws Exception {
+        MultiRank.run(
+                size,
+                transport,
+                Duration.ofSeconds(120),
+                (g, m) -> {
+                    int r = g.getRank();
+                    java.util.Random random = new java.util.Random(r);
+                    for (int i = 0; i < 3000; i++) {
+                        try (NDManager s = m.newSubManager()) {
+                            int n = 1 + i % 5;
+                            int iteration = i;
+                            NDArray a = array(s, DataType.INT64, n, j -> iteration * 100L + r + j);
+                            if (random.nextInt(50) == 0) {
+                                Thread.sleep(1); // drift: this rank posts late
+                            }
+                            g.allReduce(a, ReduceOp.SUM);
+                            double[] want =
+                                    expected(
+                                            n,
+                                            j ->
+                                                    size * (iteration * 100L + j)
+                                                            + size * (size - 1) / 2);
+                            assertArrayEquals(want, values(a), "all-reduce #" + i + " on " + r);
+                            if (i % 7 == 0) {
+                                NDArray b = s.create(new int[] {r == i % size ? i : -1});
+                                g.broadcast(b, i % size);
+                                assertArrayEquals(new int[] {i}, b.toIntArray());
+                            }
+                        }
+                    }
+                    return null;
+                });
+    }
+
     private static void largeAllReduce(
             ProcessGroup g, NDManager m, ReduceOp op, DataType t, int n) {
         int r = g.getRank();

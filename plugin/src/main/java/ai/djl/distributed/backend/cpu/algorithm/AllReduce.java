@@ -2,17 +2,20 @@ package ai.djl.distributed.backend.cpu.algorithm;
 
 import static ai.djl.distributed.backend.cpu.algorithm.CollectiveContext.slice;
 
+import ai.djl.distributed.backend.cpu.transport.ShmBoard;
 import ai.djl.distributed.backend.cpu.transport.Transfer;
 
 import java.nio.ByteBuffer;
 
 /**
- * All-reduce in place. Small messages take recursive doubling (lg P exchanges of the whole message:
- * latency-optimal); large ones take the ring (bandwidth-optimal), or, where the ranks share a host
- * and may read each other's memory, direct reads ({@link DirectAllReduce}). The choice depends only
- * on the message size and on the group's transport, which every rank agrees on, so every rank picks
- * the same algorithm. Both leave bit-identical results on every rank: each partial result is
- * computed the same way everywhere, and the reductions are commutative.
+ * All-reduce in place. Small messages go through the shared-memory board where the ranks share a
+ * host ({@link ShmBoard}: one exchange, no thread hand-off), else recursive doubling (lg P
+ * exchanges of the whole message: latency-optimal); large ones take the ring (bandwidth-optimal),
+ * or, where the ranks share a host and may read each other's memory, direct reads ({@link
+ * DirectAllReduce}). The choice depends only on the message size and on the group's transport,
+ * which every rank agrees on, so every rank picks the same algorithm. Both leave bit-identical
+ * results on every rank: each partial result is computed the same way everywhere, and the
+ * reductions are commutative.
  */
 public final class AllReduce {
 
@@ -39,7 +42,9 @@ public final class AllReduce {
             return;
         }
         long bytes = (long) count * ctx.elementSize();
-        if (bytes <= SMALL_BYTES || count < ctx.size()) {
+        if (bytes <= ShmBoard.SLOT_BYTES && ctx.hasBoard()) {
+            onBoard(ctx, data, count);
+        } else if (bytes <= SMALL_BYTES || count < ctx.size()) {
             recursiveDoubling(ctx, data, count);
         } else if (bytes >= DIRECT_BYTES && ctx.peerMemory() != null) {
             DirectAllReduce.run(ctx, ctx.peerMemory(), data, count);
@@ -60,6 +65,18 @@ public final class AllReduce {
         }
         int next = Ring.reduceScatter(ctx, blocks, counts, 0, 0);
         Ring.allGather(ctx, blocks, (ctx.rank() + 1) % p, next);
+    }
+
+    /**
+     * Every rank posts its message on the shared-memory board, then reduces all of them in rank
+     * order: one exchange, no thread hand-off, and the same bits on every rank.
+     */
+    private static void onBoard(CollectiveContext ctx, ByteBuffer data, int count) {
+        ByteBuffer[] all = ctx.exchangeOnBoard(data);
+        data.put(0, all[0], 0, all[0].remaining());
+        for (int r = 1; r < all.length; r++) {
+            ctx.reduce(data, 0, all[r], 0, count);
+        }
     }
 
     /**

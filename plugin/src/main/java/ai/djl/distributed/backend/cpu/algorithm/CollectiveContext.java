@@ -5,6 +5,7 @@ import ai.djl.distributed.backend.cpu.transport.Deadline;
 import ai.djl.distributed.backend.cpu.transport.OpSignature;
 import ai.djl.distributed.backend.cpu.transport.PeerMemory;
 import ai.djl.distributed.backend.cpu.transport.Reducer;
+import ai.djl.distributed.backend.cpu.transport.ShmBoard;
 import ai.djl.distributed.backend.cpu.transport.Transfer;
 import ai.djl.distributed.backend.cpu.transport.Transport;
 import ai.djl.distributed.pg.ReduceOp;
@@ -110,6 +111,26 @@ public final class CollectiveContext {
      */
     public PeerMemory peerMemory() {
         return transport.peerMemory();
+    }
+
+    /**
+     * Returns whether the group has a shared-memory board for small messages ({@link ShmBoard}).
+     *
+     * @return whether {@link #exchangeOnBoard} may be called
+     */
+    public boolean hasBoard() {
+        return transport.board() != null;
+    }
+
+    /**
+     * Posts {@code data}'s remaining bytes on the group's board and returns every rank's message,
+     * in rank order, once all are posted. Every rank must call it.
+     *
+     * @param data at most {@link ShmBoard#SLOT_BYTES} bytes
+     * @return the messages: read-only, valid until the group's next exchange
+     */
+    public ByteBuffer[] exchangeOnBoard(ByteBuffer data) {
+        return transport.board().exchange(seq, signature, data, deadline, transport);
     }
 
     /**

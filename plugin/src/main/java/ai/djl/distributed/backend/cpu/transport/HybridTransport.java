@@ -59,6 +59,12 @@ public final class HybridTransport implements Transport {
 
     /** {@inheritDoc} */
     @Override
+    public ShmBoard board() {
+        return large.board();
+    }
+
+    /** {@inheritDoc} */
+    @Override
     public Transfer send(int peer, long slot, OpSignature signature, ByteBuffer data) {
         return pick(slot, data.remaining()).send(peer, slot, signature, data);
     }
@@ -81,6 +87,13 @@ public final class HybridTransport implements Transport {
     public void beginCollective(long seq, OpSignature signature) {
         small.beginCollective(seq, signature);
         large.beginCollective(seq, signature);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void poke() {
+        small.poke();
+        large.poke();
     }
 
     /** {@inheritDoc} */

@@ -111,7 +111,10 @@ abstract class LinkTransport implements Transport, Link.Owner {
     /** {@inheritDoc} */
     @Override
     public void beginCollective(long seq, OpSignature signature) {
-        command(
+        // Queued without waking the progress thread: it applies the begin before it next serves a
+        // frame or a post, which is when a mismatch can first show. Waking it for every collective
+        // would cost two context switches each, which small collectives feel.
+        commands.add(
                 () -> {
                     for (Link link : links) {
                         if (link != null) {
@@ -119,6 +122,14 @@ abstract class LinkTransport implements Transport, Link.Owner {
                         }
                     }
                 });
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void poke() {
+        if (!commands.isEmpty()) {
+            wakeup();
+        }
     }
 
     /** {@inheritDoc} */

@@ -20,11 +20,12 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * A {@link Transport} between ranks of one host through shared memory: one {@link ShmRing} per
- * direction per pair, in files under {@code /dev/shm} that are unlinked as soon as every rank has
- * mapped them (nothing is left behind, even after a crash). A progress thread polls the rings: it
- * spins while data flows, then backs off to parking (woken at once by local posts), so an idle
- * group costs little CPU. The peers' processes are watched by pid: a dead peer fails the transport
- * within {@link #LIVENESS_NANOS}.
+ * direction per pair, and one page per rank of a {@link ShmBoard} for small collectives, in files
+ * under {@code /dev/shm} that are unlinked as soon as every rank has mapped them (nothing is left
+ * behind, even after a crash). A progress thread polls the rings: it spins while data flows, then
+ * backs off to parking (woken at once by local posts), so an idle group costs little CPU. The
+ * peers' processes are watched by pid: a dead peer fails the transport within {@link
+ * #LIVENESS_NANOS}.
  */
 public final class ShmTransport extends LinkTransport {
 
@@ -34,11 +35,15 @@ public final class ShmTransport extends LinkTransport {
     private static final long LIVENESS_NANOS = 100_000_000L;
     private static final Path DIR = Path.of("/dev/shm");
 
-    private final ShmChannel[] channels;
+    private static final int RING_FILE_BYTES = ShmRing.CONTROL_BYTES + RING_BYTES;
 
-    private ShmTransport(int rank, int size, ShmChannel[] channels) {
+    private final ShmChannel[] channels;
+    private final ShmBoard board;
+
+    private ShmTransport(int rank, int size, ShmChannel[] channels, ShmBoard board) {
         super(rank, size);
         this.channels = channels;
+        this.board = board;
         for (int peer = 0; peer < size; peer++) {
             if (peer != rank) {
                 links[peer] = new Link(peer, channels[peer], this);
@@ -79,9 +84,13 @@ public final class ShmTransport extends LinkTransport {
                 if (src != rank) {
                     Path p = DIR.resolve(name(token, src, rank));
                     created.add(p);
-                    in[src] = map(p, true);
+                    in[src] = map(p, true, RING_FILE_BYTES);
                 }
             }
+            MappedByteBuffer[] pages = new MappedByteBuffer[size];
+            Path page = DIR.resolve(boardName(token));
+            created.add(page);
+            pages[rank] = map(page, true, ShmBoard.PAGE_BYTES);
             long pid = ProcessHandle.current().pid();
             store.set("shm/" + rank, (token + ":" + pid).getBytes(StandardCharsets.UTF_8));
             for (int dst = 0; dst < size; dst++) {
@@ -89,7 +98,8 @@ public final class ShmTransport extends LinkTransport {
                     continue;
                 }
                 String[] peer = waitFor(store, "shm/" + dst, dst, deadline).split(":");
-                MappedByteBuffer out = map(DIR.resolve(name(peer[0], rank, dst)), false);
+                MappedByteBuffer out = map(DIR.resolve(name(peer[0], rank, dst)), false, 0);
+                pages[dst] = map(DIR.resolve(boardName(peer[0])), false, 0);
                 channels[dst] =
                         new ShmChannel(
                                 new ShmRing(in[dst], false),
@@ -97,7 +107,7 @@ public final class ShmTransport extends LinkTransport {
                                 Long.parseLong(peer[1]));
             }
             awaitAllMapped(store, size, deadline);
-            return new ShmTransport(rank, size, channels);
+            return new ShmTransport(rank, size, channels, new ShmBoard(rank, pages));
         } catch (IOException e) {
             throw new CommunicationException(
                     "rank " + rank + " cannot set up shared memory in " + DIR + ": " + e, -1, e);
@@ -110,6 +120,16 @@ public final class ShmTransport extends LinkTransport {
                 }
             }
         }
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Every rank's page of the board is mapped here.
+     */
+    @Override
+    public ShmBoard board() {
+        return board;
     }
 
     @Override
@@ -198,13 +218,17 @@ public final class ShmTransport extends LinkTransport {
         return "djl-dist-" + token + "-" + src + "-" + dst;
     }
 
-    private static MappedByteBuffer map(Path path, boolean create) throws IOException {
+    private static String boardName(String token) {
+        return "djl-dist-" + token + "-board";
+    }
+
+    /** Maps a file: {@code bytes} long when creating it, else as long as it is. */
+    private static MappedByteBuffer map(Path path, boolean create, int bytes) throws IOException {
         try (RandomAccessFile f = new RandomAccessFile(path.toFile(), "rw")) {
             if (create) {
-                f.setLength(ShmRing.CONTROL_BYTES + RING_BYTES);
+                f.setLength(bytes);
             }
-            return f.getChannel()
-                    .map(FileChannel.MapMode.READ_WRITE, 0, ShmRing.CONTROL_BYTES + RING_BYTES);
+            return f.getChannel().map(FileChannel.MapMode.READ_WRITE, 0, f.length());
         }
     }
 

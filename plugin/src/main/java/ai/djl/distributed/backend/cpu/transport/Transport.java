@@ -72,6 +72,15 @@ public interface Transport extends AutoCloseable {
     }
 
     /**
+     * Returns the shared-memory board for small collectives, where every rank shares this host.
+     *
+     * @return the board, or null (the default)
+     */
+    default ShmBoard board() {
+        return null;
+    }
+
+    /**
      * Posts a send of {@code data}'s remaining bytes. The caller must not change those bytes until
      * the transfer completes; {@code data}'s position and limit are not changed.
      *
@@ -113,13 +122,21 @@ public interface Transport extends AutoCloseable {
 
     /**
      * Tells the transport which collective this rank now runs, so that a peer's message for the
-     * same collective with another signature is reported at once, even when this rank expects no
-     * message from that peer.
+     * same collective with another signature is reported, even when this rank expects no message
+     * from that peer: at once when the message arrives later; when it came first, at this rank's
+     * next send, receive or {@link #poke()}.
      *
      * @param seq the collective's sequence number
      * @param signature what this rank called
      */
     void beginCollective(long seq, OpSignature signature);
+
+    /**
+     * Makes the transport apply the collectives begun so far now, so that a mismatch with a message
+     * that already arrived is reported. Sends and receives do it; a collective that moves its data
+     * another way (the {@link ShmBoard}) calls it before it waits long.
+     */
+    default void poke() {}
 
     /**
      * Fails the transport: every pending and later transfer fails with {@code cause}, and the peers
