@@ -14,7 +14,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Runs an example as users run it, {@code bin/djlrun --nproc-per-node N TARGET ...}: a launcher JVM
- * and its workers, with small heaps, bounded in time, every process killed afterwards.
+ * and its workers (small, quick-starting ones unless told otherwise), bounded in time, every
+ * process killed afterwards.
  */
 final class Djlrun {
 
@@ -32,8 +33,19 @@ final class Djlrun {
      */
     static Run run(Path dir, int ranks, int seconds, String... targetAndArgs)
             throws IOException, InterruptedException {
+        return runWith(
+                dir,
+                ranks,
+                seconds,
+                "-Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1",
+                targetAndArgs);
+    }
+
+    /** As {@link #run}, with the workers' JVM options. */
+    static Run runWith(
+            Path dir, int ranks, int seconds, String workerJvmOptions, String... targetAndArgs)
+            throws IOException, InterruptedException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        String small = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1";
         List<String> command =
                 new ArrayList<>(
                         List.of(
@@ -47,7 +59,7 @@ final class Djlrun {
                                 "--nproc-per-node",
                                 Integer.toString(ranks),
                                 "--jvm-opts",
-                                "-Xmx512m " + small));
+                                workerJvmOptions));
         command.addAll(List.of(targetAndArgs));
         ProcessBuilder pb = new ProcessBuilder(command);
         // The build's own environment must not leak a launcher's settings into the workers.
