@@ -4,7 +4,8 @@ import java.nio.ByteBuffer;
 
 /**
  * The dissemination barrier: in round k every rank signals rank + 2^k and waits for rank - 2^k;
- * after ceil(lg P) rounds every rank has heard, directly or not, from every other.
+ * after ceil(lg P) rounds every rank has heard, directly or not, from every other. Ranks of one
+ * host post an empty message on the shared-memory board instead and wait for everyone's.
  */
 public final class Barrier {
 
@@ -18,6 +19,10 @@ public final class Barrier {
      * @param ctx the collective
      */
     public static void run(CollectiveContext ctx) {
+        if (ctx.hasBoard()) {
+            ctx.exchangeOnBoard(EMPTY);
+            return;
+        }
         int p = ctx.size();
         int r = ctx.rank();
         int round = 0;

@@ -1,5 +1,6 @@
 package ai.djl.distributed.backend.cpu.algorithm;
 
+import ai.djl.distributed.backend.cpu.transport.ShmBoard;
 import ai.djl.distributed.backend.cpu.transport.Transfer;
 
 import java.nio.ByteBuffer;
@@ -8,7 +9,8 @@ import java.util.List;
 
 /**
  * Broadcast over a binomial tree rooted at the root: lg P rounds, each rank receiving once (into
- * its own buffer, no copies) and forwarding to its children.
+ * its own buffer, no copies) and forwarding to its children. Small messages between ranks of one
+ * host go through the shared-memory board instead: the root posts, the others read.
  */
 public final class Broadcast {
 
@@ -22,6 +24,14 @@ public final class Broadcast {
      * @param root the root rank
      */
     public static void run(CollectiveContext ctx, ByteBuffer data, int root) {
+        if (data.remaining() <= ShmBoard.SLOT_BYTES && ctx.hasBoard()) {
+            boolean isRoot = ctx.rank() == root;
+            ByteBuffer[] all = ctx.exchangeOnBoard(isRoot ? data : data.duplicate().limit(0));
+            if (!isRoot) {
+                data.put(data.position(), all[root], 0, data.remaining());
+            }
+            return;
+        }
         int p = ctx.size();
         int vr = Math.floorMod(ctx.rank() - root, p);
         int mask = 1;

@@ -37,7 +37,8 @@ public final class ShmBoard {
     static final int PAGE_BYTES = 4096 + 2 * SLOT_BYTES;
 
     private static final int POSTED = 0;
-    private static final int SIG = 64; // + 64 * slot: seq, opcode, dtype, reduceOp, root, count
+    // + 64 * slot: seq, opcode, dtype, reduceOp, root, count, length
+    private static final int SIG = 64;
     private static final int SLOTS = 4096;
     private static final long SPIN_NANOS = 50_000L;
     private static final long YIELD_NANOS = 500_000L;
@@ -67,7 +68,8 @@ public final class ShmBoard {
 
     /**
      * Posts {@code data}'s remaining bytes and returns every rank's message once all are posted.
-     * Every rank of the group must call it for the same collective.
+     * Every rank of the group must call it for the same collective; their messages may differ in
+     * length (a broadcast's root posts the data, the others nothing).
      *
      * @param seq the collective's sequence number
      * @param signature the collective, as this rank called it
@@ -99,7 +101,8 @@ public final class ShmBoard {
                 .putInt(sig + 12, signature.dtype())
                 .putInt(sig + 16, signature.reduceOp())
                 .putInt(sig + 20, signature.root())
-                .putLong(sig + 24, signature.count());
+                .putLong(sig + 24, signature.count())
+                .putInt(sig + 32, bytes);
         LONG.setRelease(mine, POSTED, post);
 
         ByteBuffer[] all = new ByteBuffer[pages.length];
@@ -124,7 +127,7 @@ public final class ShmBoard {
                 }
             }
             all[peer] =
-                    page.slice(SLOTS + slot * SLOT_BYTES, bytes)
+                    page.slice(SLOTS + slot * SLOT_BYTES, page.getInt(sig + 32))
                             .asReadOnlyBuffer()
                             .order(ByteOrder.LITTLE_ENDIAN);
         }
@@ -188,7 +191,7 @@ public final class ShmBoard {
             if (waited < YIELD_NANOS) {
                 Thread.yield();
             } else {
-                LockSupport.parkNanos(this, waited < 20 * YIELD_NANOS ? 50_000L : 500_000L);
+                LockSupport.parkNanos(this, waited < POKE_NANOS ? 50_000L : 1_000_000L);
             }
         }
     }
