@@ -6,6 +6,7 @@ import static ai.djl.distributed.pg.Expect.input;
 import static ai.djl.distributed.pg.Expect.values;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import ai.djl.distributed.backend.cpu.algorithm.AllReduce;
 import ai.djl.distributed.testing.MultiRank;
@@ -162,9 +163,9 @@ class CollectiveSuiteTest {
 
     /**
      * Thousands of small all-reduces in a row, through the shared-memory board where the group has
-     * one, interleaved with broadcasts that take another path, with ranks drifting apart: each
-     * board slot is reused every other exchange, and must never be overwritten while a peer may
-     * still read it.
+     * one, interleaved with small broadcasts (the board too) and large ones (messages), with ranks
+     * drifting apart: each board slot is reused every other exchange, and must never be overwritten
+     * while a peer may still read it.
      */
     @ParameterizedTest(name = "{1}, {0} ranks")
     @CsvSource({"2,shm", "3,auto", "4,shm"})
@@ -196,6 +197,12 @@ class CollectiveSuiteTest {
                                 NDArray b = s.create(new int[] {r == i % size ? i : -1});
                                 g.broadcast(b, i % size);
                                 assertArrayEquals(new int[] {i}, b.toIntArray());
+                            }
+                            if (i % 101 == 0) {
+                                // Too large for the board: messages, between board exchanges.
+                                NDArray big = s.zeros(new Shape(20_000)).add(r == 0 ? i : -1);
+                                g.broadcast(big, 0);
+                                assertEquals((float) i, big.getFloat(19_999));
                             }
                         }
                     }

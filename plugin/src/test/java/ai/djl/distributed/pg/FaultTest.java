@@ -8,7 +8,9 @@ import ai.djl.distributed.testing.MultiRank;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.types.Shape;
 
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -100,5 +102,93 @@ class FaultTest {
         assertTrue(
                 messages.stream().anyMatch(s -> s.contains("waiting for rank 2")),
                 messages.toString());
+    }
+
+    /**
+     * A rank on the shared board (a barrier) against one whose collective only receives (a large
+     * broadcast's leaf): no message ever crosses between them, yet both fail fast, because every
+     * rank announces on the board which collective it runs.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"shm", "auto"})
+    void aBoardCollectiveAgainstAReceiveOnlyOneFailsFast(String transport) throws Exception {
+        MultiRank.run(
+                2,
+                transport,
+                Duration.ofSeconds(60),
+                (g, m) -> {
+                    NDArray large = m.zeros(new Shape(100_000));
+                    String msg =
+                            failsFast(
+                                            () -> {
+                                                if (g.getRank() == 0) {
+                                                    g.barrier();
+                                                } else {
+                                                    g.broadcast(large, 0);
+                                                }
+                                            })
+                                    .getMessage();
+                    assertTrue(msg.contains("BARRIER") && msg.contains("BROADCAST"), msg);
+                    assertTrue(msg.contains("rank " + (1 - g.getRank())), msg);
+                    return null;
+                });
+    }
+
+    /**
+     * A message that arrived before its receiver began the collective is compared with it even when
+     * the receiver then waits on another transport only: here rank 1's large broadcast waits on
+     * shared memory while rank 0's small reduce sent its data over TCP first.
+     */
+    @Test
+    void aMismatchedMessageThatCameFirstIsFoundWhileWaitingElsewhere() throws Exception {
+        MultiRank.run(
+                2,
+                "auto",
+                Duration.ofSeconds(60),
+                (g, m) -> {
+                    NDArray small = m.zeros(new Shape(10));
+                    NDArray large = m.zeros(new Shape(100_000));
+                    String msg =
+                            failsFast(
+                                            () -> {
+                                                if (g.getRank() == 0) {
+                                                    g.reduce(small, 1, ReduceOp.SUM);
+                                                    g.barrier();
+                                                } else {
+                                                    Thread.sleep(200); // the reduce comes first
+                                                    g.broadcast(large, 0);
+                                                }
+                                            })
+                                    .getMessage();
+                    assertTrue(msg.contains("REDUCE") && msg.contains("BROADCAST"), msg);
+                    return null;
+                });
+    }
+
+    /** A rank that destroys its group fails a peer waiting for it on the board at once. */
+    @ParameterizedTest
+    @ValueSource(strings = {"shm", "auto"})
+    void aPeerThatDestroysItsGroupFailsABoardWaiterAtOnce(String transport) throws Exception {
+        MultiRank.run(
+                2,
+                transport,
+                Duration.ofSeconds(60),
+                (g, m) -> {
+                    if (g.getRank() == 1) {
+                        g.close();
+                        return null;
+                    }
+                    String msg = failsFast(g::barrier).getMessage();
+                    assertTrue(msg.contains("rank 1 has destroyed its process group"), msg);
+                    return null;
+                });
+    }
+
+    /** Runs {@code body}, which must fail with a CommunicationException well before the timeout. */
+    private static CommunicationException failsFast(Executable body) {
+        long start = System.nanoTime();
+        CommunicationException e = assertThrows(CommunicationException.class, body);
+        assertTrue(System.nanoTime() - start < 20e9, "failed fast, not at the timeout");
+        return e;
     }
 }

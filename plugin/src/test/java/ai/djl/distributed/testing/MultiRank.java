@@ -102,9 +102,9 @@ public final class MultiRank {
                                             // As gloo's spawn: no rank tears down while
                                             // another may still talk to it.
                                             g.barrier();
-                                        } catch (CommunicationException e) {
-                                            // The body left the group failed on purpose (fault
-                                            // tests); its result stands.
+                                        } catch (CommunicationException | IllegalStateException e) {
+                                            // The body left the group failed or destroyed on
+                                            // purpose (fault tests); its result stands.
                                         }
                                         return result;
                                     }

@@ -73,14 +73,17 @@ public final class CpuBackendProvider implements BackendProvider {
             if (local) {
                 // auto on one host: small messages keep TCP's prompt wake-ups, large ones get
                 // shared memory's bandwidth.
+                ShmTransport shm = null;
                 try {
+                    shm = ShmTransport.connect(store, rank, size, timeout);
                     transport =
                             new HybridTransport(
-                                    transport,
-                                    ShmTransport.connect(store, rank, size, timeout),
-                                    PeerMemory.connect(store, rank, size, timeout));
+                                    transport, shm, PeerMemory.connect(store, rank, size, timeout));
                 } catch (RuntimeException e) {
                     transport.close();
+                    if (shm != null) {
+                        shm.close();
+                    }
                     throw e;
                 }
             }

@@ -11,7 +11,7 @@ import java.nio.ByteBuffer;
  * All-reduce in place. Small messages go through the shared-memory board where the ranks share a
  * host ({@link ShmBoard}: one exchange, no thread hand-off), else recursive doubling (lg P
  * exchanges of the whole message: latency-optimal); large ones take the ring (bandwidth-optimal),
- * or, where the ranks share a host and may read each other's memory, direct reads ({@link
+ * or, where the ranks share a host and may read each other's memory, direct copies ({@link
  * DirectAllReduce}). The choice depends only on the message size and on the group's transport,
  * which every rank agrees on, so every rank picks the same algorithm. Both leave bit-identical
  * results on every rank: each partial result is computed the same way everywhere, and the
@@ -19,7 +19,10 @@ import java.nio.ByteBuffer;
  */
 public final class AllReduce {
 
-    /** Messages up to this size take recursive doubling; larger ones the ring. */
+    /**
+     * Messages up to this size take the board or recursive doubling; larger ones the ring or direct
+     * copies.
+     */
     public static final int SMALL_BYTES = 64 * 1024;
 
     /**

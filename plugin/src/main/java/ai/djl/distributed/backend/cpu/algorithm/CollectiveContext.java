@@ -1,5 +1,6 @@
 package ai.djl.distributed.backend.cpu.algorithm;
 
+import ai.djl.distributed.backend.CommunicationException;
 import ai.djl.distributed.backend.cpu.reduce.TorchReductions;
 import ai.djl.distributed.backend.cpu.transport.Deadline;
 import ai.djl.distributed.backend.cpu.transport.OpSignature;
@@ -22,6 +23,9 @@ import java.nio.ByteOrder;
  * same index. Used by one thread, for one collective.
  */
 public final class CollectiveContext {
+
+    /** A wait this long makes the transports check the messages that arrived early. */
+    private static final long POKE_NANOS = 10_000_000L;
 
     private final Transport transport;
     private final long seq;
@@ -178,7 +182,37 @@ public final class CollectiveContext {
      */
     public void await(Transfer... transfers) {
         for (Transfer t : transfers) {
+            if (!t.isDone() && !t.awaitQuietly(POKE_NANOS)) {
+                // Waiting long: have every transport compare the messages that came before this
+                // collective began with it (begins are applied lazily), so a mismatch shows now.
+                transport.poke();
+            }
             t.await(deadline);
+        }
+    }
+
+    /**
+     * Fails the group with {@code cause}, telling the peers (as the collective's runner would once
+     * the algorithm throws); for algorithms that must make sure the peers hear of it first.
+     *
+     * @param cause the failure
+     */
+    public void abort(CommunicationException cause) {
+        transport.abort(cause);
+    }
+
+    /**
+     * Throws the group's failure, if it has failed.
+     *
+     * @throws CommunicationException the failure
+     */
+    public void checkHealthy() {
+        CommunicationException failure = transport.getFailure();
+        if (failure != null) {
+            throw new CommunicationException(
+                    signature + " #" + seq + " stopped: " + failure.getMessage(),
+                    failure.getPeerRank(),
+                    failure);
         }
     }
 

@@ -1,28 +1,40 @@
 package ai.djl.distributed.backend.cpu.algorithm;
 
+import ai.djl.distributed.backend.CommunicationException;
 import ai.djl.distributed.backend.cpu.transport.PeerMemory;
 import ai.djl.distributed.backend.cpu.transport.Transfer;
 
+import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.concurrent.locks.LockSupport;
 
 /**
- * All-reduce by reading the peers' buffers directly ({@link PeerMemory}), for ranks on one host: a
- * reduce-scatter in which each rank reads its block from every peer and reduces it into its own
- * copy, then an all-gather in which each rank reads every other block from its owner straight into
- * place. Every byte is copied once, where the ring copies it into a channel and out again, and no
- * thread but the caller's moves data.
+ * All-reduce through the peers' memory ({@link PeerMemory}), for ranks on one host. The buffer is
+ * split into one block per rank, and each rank owns one: a chunk at a time, it reads that chunk of
+ * its block from every peer, reduces it into its own copy, and writes the result straight into
+ * every peer's copy while the chunk is still in cache. Nobody else touches a rank's block in any
+ * buffer, so the ranks need no step-by-step coordination; and every byte crosses between processes
+ * once each way, where a ring through shared memory copies it into a channel and out again, on the
+ * caller's thread alone.
  *
- * <p>Small messages over the transport say when a buffer may be read: each rank sends its buffer's
- * address, then "reduced" once its block is final (it has also finished reading the peers' copies
- * of that block, so they may overwrite them), then "done" once it has read everything it needs. A
- * rank returns only when every peer is done with its buffer, so the caller may change it then. Each
- * block is reduced by its owner alone, so every rank ends with the same bits.
+ * <p>Two rounds of small messages frame it, on the shared-memory board where the group has one,
+ * else over the transport: each rank sends its buffer's address to every peer, and, once it has
+ * written its block everywhere, "done". A rank returns when every peer is done: its buffer is
+ * complete, and no peer reads or writes it any longer. Each block is reduced by its owner alone, so
+ * every rank ends with the same bits.
+ *
+ * <p>On a failure after the addresses are out, peers may still be copying: each checks the group's
+ * health before every chunk, and a failing rank aborts the group and lingers {@link #LINGER_NANOS}
+ * before its buffer goes back to the caller, long enough for the peers to hear of it.
  */
 public final class DirectAllReduce {
 
     /** Piece of a peer's block read and reduced at a time: it and its accumulator fit in L2. */
     static final int CHUNK_BYTES = 1024 * 1024;
+
+    /** How long a failing rank keeps its buffer from the caller after aborting the group. */
+    static final long LINGER_NANOS = 200_000_000L;
 
     private static final int ADDRESS = 0;
     private static final int DONE = 1;
@@ -56,10 +68,32 @@ public final class DirectAllReduce {
         }
 
         long[] addresses = exchangeAddresses(ctx, PeerMemory.address(data));
+        try {
+            exchangeBlocks(ctx, memory, data, counts, offsets, addresses);
+        } catch (CommunicationException e) {
+            ctx.abort(e);
+            LockSupport.parkNanos(LINGER_NANOS);
+            throw e;
+        } finally {
+            Reference.reachabilityFence(data);
+        }
+    }
 
+    private static void exchangeBlocks(
+            CollectiveContext ctx,
+            PeerMemory memory,
+            ByteBuffer data,
+            int[] counts,
+            int[] offsets,
+            long[] addresses) {
+        int p = ctx.size();
+        int r = ctx.rank();
+        int es = ctx.elementSize();
         ByteBuffer bounce = ctx.scratch(0, Math.min(CHUNK_BYTES, counts[r] * es));
         int chunkElems = Math.max(1, CHUNK_BYTES / es);
         for (int e = 0; e < counts[r]; e += chunkElems) {
+            // A failed group may have handed a peer's buffer back to its caller: stop copying.
+            ctx.checkHealthy();
             int n = Math.min(chunkElems, counts[r] - e);
             int at = offsets[r] + e * es;
             for (int k = 1; k < p; k++) {
@@ -75,6 +109,10 @@ public final class DirectAllReduce {
         }
 
         // Our buffer is the peers' until each has written its block into it.
+        if (ctx.hasBoard()) {
+            ctx.exchangeOnBoard(ByteBuffer.allocate(0));
+            return;
+        }
         ByteBuffer flag = ByteBuffer.allocate(1);
         Transfer[] told = notifyAll(ctx, DONE);
         for (int k = 1; k < p; k++) {
@@ -89,6 +127,14 @@ public final class DirectAllReduce {
         int r = ctx.rank();
         ByteBuffer out = ByteBuffer.allocate(Long.BYTES).order(ByteOrder.LITTLE_ENDIAN);
         out.putLong(0, mine);
+        if (ctx.hasBoard()) {
+            ByteBuffer[] all = ctx.exchangeOnBoard(out);
+            long[] addresses = new long[p];
+            for (int j = 0; j < p; j++) {
+                addresses[j] = all[j].order(ByteOrder.LITTLE_ENDIAN).getLong(0);
+            }
+            return addresses;
+        }
         ByteBuffer[] in = new ByteBuffer[p];
         Transfer[] transfers = new Transfer[2 * (p - 1)];
         for (int k = 1; k < p; k++) {

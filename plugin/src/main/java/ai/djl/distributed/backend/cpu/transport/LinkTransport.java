@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * What every {@link Link}-based transport shares: one progress thread owns the links; posts, aborts
@@ -21,6 +22,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 abstract class LinkTransport implements Transport, Link.Owner {
 
     private static final Logger logger = LoggerFactory.getLogger(LinkTransport.class);
+
+    /** Begins queued without a wake-up before the progress thread is woken to apply them. */
+    private static final int MAX_PENDING_BEGINS = 64;
 
     /** How long {@link #close()} lets queued frames and goodbyes drain. */
     static final Duration CLOSE_DRAIN = Duration.ofSeconds(5);
@@ -34,6 +38,7 @@ abstract class LinkTransport implements Transport, Link.Owner {
     private volatile CommunicationException failure;
     volatile boolean stopping;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final AtomicInteger pendingBegins = new AtomicInteger();
     private Thread progressThread;
 
     LinkTransport(int rank, int size) {
@@ -122,6 +127,10 @@ abstract class LinkTransport implements Transport, Link.Owner {
                         }
                     }
                 });
+        // Collectives that never touch this transport (the board's) must not pile begins up.
+        if (pendingBegins.incrementAndGet() >= MAX_PENDING_BEGINS) {
+            wakeup();
+        }
     }
 
     /** {@inheritDoc} */
@@ -211,6 +220,7 @@ abstract class LinkTransport implements Transport, Link.Owner {
 
     /** Runs the commands posted so far; on the progress thread. */
     final void runCommands() {
+        pendingBegins.set(0);
         for (Runnable c; (c = commands.poll()) != null; ) {
             c.run();
         }

@@ -55,6 +55,30 @@ final class Mismatch {
     /** The peer moved on to a later collective without sending what this one expects. */
     static CommunicationException skipped(
             int peer, long mySeq, OpSignature mine, long theirSeq, OpSignature theirs) {
+        return elsewhere(
+                peer,
+                mySeq,
+                mine,
+                "has moved on to",
+                theirSeq,
+                theirs,
+                " without sending this one's data");
+    }
+
+    /** The peer's post on the shared board belongs to another collective than this rank's. */
+    static CommunicationException differentOrder(
+            int peer, long mySeq, OpSignature mine, long theirSeq, OpSignature theirs) {
+        return elsewhere(peer, mySeq, mine, "posted", theirSeq, theirs, " in its place");
+    }
+
+    private static CommunicationException elsewhere(
+            int peer,
+            long mySeq,
+            OpSignature mine,
+            String verb,
+            long theirSeq,
+            OpSignature theirs,
+            String tail) {
         return new CommunicationException(
                 "mismatch with rank "
                         + peer
@@ -64,11 +88,13 @@ final class Mismatch {
                         + mine
                         + ", but rank "
                         + peer
-                        + " has moved on to collective #"
+                        + " "
+                        + verb
+                        + " collective #"
                         + theirSeq
                         + " "
                         + theirs
-                        + " without sending this one's data"
+                        + tail
                         + RULE,
                 peer);
     }

@@ -29,7 +29,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * none does (their algorithms must agree).
  *
  * <p>A read never waits for the peer: the algorithms tell each other, by messages, when a buffer
- * may be read and when it has been. Thread-safe; it holds no socket, thread or native memory.
+ * may be read and when it has been. Thread-safe; it holds no socket or thread, and no native memory
+ * beyond two 16-byte buffers per thread that calls it (freed with the thread).
  */
 public final class PeerMemory {
 
@@ -155,6 +156,7 @@ public final class PeerMemory {
             long n;
             try {
                 n = transfer(pids[peer], base + done, address + done, want - done, write);
+                Reference.reachabilityFence(local);
             } catch (LastErrorException e) {
                 String why =
                         e.getErrorCode() == ESRCH

@@ -37,8 +37,12 @@ public final class ShmBoard {
     static final int PAGE_BYTES = 4096 + 2 * SLOT_BYTES;
 
     private static final int POSTED = 0;
-    // + 64 * slot: seq, opcode, dtype, reduceOp, root, count, length
+    // + 64 * slot: seq, opcode, dtype, reduceOp, root, count, then the message's length
     private static final int SIG = 64;
+    // The collective this rank runs now, board or not, under a version (odd while it changes).
+    private static final int CURRENT_VERSION = 256;
+    private static final int CURRENT = 264;
+    private static final int CLOSED = 320;
     private static final int SLOTS = 4096;
     private static final long SPIN_NANOS = 50_000L;
     private static final long YIELD_NANOS = 500_000L;
@@ -96,13 +100,8 @@ public final class ShmBoard {
         ByteBuffer mine = pages[rank];
         mine.put(SLOTS + slot * SLOT_BYTES, data, data.position(), bytes);
         int sig = SIG + 64 * slot;
-        mine.putLong(sig, seq)
-                .putInt(sig + 8, signature.opcode())
-                .putInt(sig + 12, signature.dtype())
-                .putInt(sig + 16, signature.reduceOp())
-                .putInt(sig + 20, signature.root())
-                .putLong(sig + 24, signature.count())
-                .putInt(sig + 32, bytes);
+        putSignature(mine, sig, seq, signature);
+        mine.putInt(sig + 32, bytes);
         LONG.setRelease(mine, POSTED, post);
 
         ByteBuffer[] all = new ByteBuffer[pages.length];
@@ -112,15 +111,9 @@ public final class ShmBoard {
             if (peer != rank) {
                 awaitPost(peer, post, seq, signature, deadline, transport);
                 long theirSeq = page.getLong(sig);
-                OpSignature theirs =
-                        new OpSignature(
-                                page.getInt(sig + 8),
-                                page.getInt(sig + 12),
-                                page.getInt(sig + 16),
-                                page.getInt(sig + 20),
-                                page.getLong(sig + 24));
+                OpSignature theirs = getSignature(page, sig);
                 if (theirSeq != seq) {
-                    throw Mismatch.skipped(peer, seq, signature, theirSeq, theirs);
+                    throw Mismatch.differentOrder(peer, seq, signature, theirSeq, theirs);
                 }
                 if (!theirs.equals(signature)) {
                     throw Mismatch.differentCall(peer, seq, signature, theirs);
@@ -132,6 +125,82 @@ public final class ShmBoard {
                             .order(ByteOrder.LITTLE_ENDIAN);
         }
         return all;
+    }
+
+    /**
+     * Publishes the collective this rank now runs, whether it uses the board or not, so that a peer
+     * waiting here for a post this rank will never make sees the disagreement at once.
+     *
+     * @param seq the collective's sequence number
+     * @param signature what this rank called
+     */
+    public void announce(long seq, OpSignature signature) {
+        ByteBuffer mine = pages[rank];
+        long version = (long) LONG.getOpaque(mine, CURRENT_VERSION);
+        LONG.setOpaque(mine, CURRENT_VERSION, version + 1);
+        VarHandle.storeStoreFence();
+        putSignature(mine, CURRENT, seq, signature);
+        LONG.setRelease(mine, CURRENT_VERSION, version + 2);
+    }
+
+    /** Tells the peers that this rank has closed its group: nothing more will be posted. */
+    public void markClosed() {
+        LONG.setRelease(pages[rank], CLOSED, 1L);
+    }
+
+    /** Fails if {@code peer} will never make post {@code post}: it closed, moved on, or differs. */
+    private void checkPeer(int peer, long post, long seq, OpSignature signature) {
+        ByteBuffer page = pages[peer];
+        if ((long) LONG.getAcquire(page, CLOSED) != 0) {
+            if ((long) LONG.getAcquire(page, POSTED) >= post) {
+                return; // it posted, finished and closed: its post came first
+            }
+            throw new CommunicationException(
+                    "rank "
+                            + peer
+                            + " has destroyed its process group while rank "
+                            + rank
+                            + " waits for it in "
+                            + signature
+                            + " #"
+                            + seq,
+                    peer);
+        }
+        long version = (long) LONG.getAcquire(page, CURRENT_VERSION);
+        if (version == 0 || (version & 1) != 0) {
+            return; // nothing announced yet, or changing: look again later
+        }
+        long theirSeq = page.getLong(CURRENT);
+        OpSignature theirs = getSignature(page, CURRENT);
+        VarHandle.acquireFence();
+        if ((long) LONG.getOpaque(page, CURRENT_VERSION) != version) {
+            return;
+        }
+        if (theirSeq == seq && !theirs.equals(signature)) {
+            throw Mismatch.differentCall(peer, seq, signature, theirs);
+        }
+        // A peer that moved on has posted, if it ever will: its post came before its announce.
+        if (theirSeq > seq && (long) LONG.getAcquire(page, POSTED) < post) {
+            throw Mismatch.skipped(peer, seq, signature, theirSeq, theirs);
+        }
+    }
+
+    private static void putSignature(ByteBuffer page, int at, long seq, OpSignature signature) {
+        page.putLong(at, seq)
+                .putInt(at + 8, signature.opcode())
+                .putInt(at + 12, signature.dtype())
+                .putInt(at + 16, signature.reduceOp())
+                .putInt(at + 20, signature.root())
+                .putLong(at + 24, signature.count());
+    }
+
+    private static OpSignature getSignature(ByteBuffer page, int at) {
+        return new OpSignature(
+                page.getInt(at + 8),
+                page.getInt(at + 12),
+                page.getInt(at + 16),
+                page.getInt(at + 20),
+                page.getLong(at + 24));
     }
 
     private void awaitPost(
@@ -153,6 +222,12 @@ public final class ShmBoard {
                 Thread.onSpinWait();
                 continue;
             }
+            if (Thread.interrupted()) {
+                Thread.currentThread().interrupt();
+                throw new CommunicationException(
+                        "interrupted while waiting for rank " + peer + " in " + signature, peer);
+            }
+            checkPeer(peer, post, seq, signature);
             if (!poked && waited > POKE_NANOS) {
                 // A peer that called another collective may have sent its data already: have the
                 // transport compare it with ours now rather than at our next send. Not sooner:

@@ -132,6 +132,20 @@ public final class ShmTransport extends LinkTransport {
         return board;
     }
 
+    /** {@inheritDoc} */
+    @Override
+    public void beginCollective(long seq, OpSignature signature) {
+        board.announce(seq, signature);
+        super.beginCollective(seq, signature);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void close() {
+        board.markClosed();
+        super.close();
+    }
+
     @Override
     void loop() throws IOException {
         int idle = 0;

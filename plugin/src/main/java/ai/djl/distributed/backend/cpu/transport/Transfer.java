@@ -102,6 +102,24 @@ public final class Transfer {
         }
     }
 
+    /**
+     * Waits up to {@code nanos} for the transfer to complete, successfully or not, without
+     * throwing.
+     *
+     * @param nanos the longest wait
+     * @return whether it completed
+     */
+    public boolean awaitQuietly(long nanos) {
+        try {
+            done.get(nanos, TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            // failed (the caller's await reports it) or not yet complete
+        }
+        return done.isDone();
+    }
+
     void complete() {
         done.complete(null);
     }
