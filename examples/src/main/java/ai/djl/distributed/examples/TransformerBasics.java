@@ -235,6 +235,7 @@ public final class TransformerBasics {
                         options.steps > 0 ? options.steps : (long) (options.minutes * 60));
         int step = 0;
         while (true) {
+            int stepsBefore = step;
             for (Batch batch : trainer.iterateDataset(train)) {
                 float loss;
                 try (batch) {
@@ -277,6 +278,19 @@ public final class TransformerBasics {
                     }
                     return step;
                 }
+            }
+            if (step == stepsBefore) {
+                // An epoch without a batch would loop for ever. Every rank's shard has the same
+                // size, so every rank stops here alike.
+                throw new IllegalArgumentException(
+                        String.format(
+                                Locale.ROOT,
+                                "training split: %d windows of %d tokens for %d ranks, so none"
+                                        + " in this rank's shard (expected: at least one window"
+                                        + " per rank)",
+                                train.size(),
+                                train.getContextLength(),
+                                group.getSize()));
             }
         }
     }
