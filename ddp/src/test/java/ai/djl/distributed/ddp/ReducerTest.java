@@ -3,6 +3,7 @@ package ai.djl.distributed.ddp;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import ai.djl.distributed.pg.ProcessGroup;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDManager;
 import ai.djl.ndarray.types.DataType;
@@ -57,6 +58,12 @@ class ReducerTest {
         return v;
     }
 
+    /** A reducer of the test's parameters, which the caller closes. */
+    private static Reducer reducer(
+            ProcessGroup group, NDManager m, CommHook hook, long firstBucket, long cap) {
+        return new Reducer(group, m, NAMES, SHAPES, floats(), hook, firstBucket, cap);
+    }
+
     /** Reduces once; returns the parameters in the order handed over, with their values. */
     private static Map<Integer, float[]> reduceOnce(
             Reducer reducer, NDManager m, int rank, boolean[] used, boolean findUnused) {
@@ -85,16 +92,7 @@ class ReducerTest {
                         3,
                         (group, m) -> {
                             // 8-byte first bucket, 24-byte cap: 4 buckets for 6 parameters
-                            try (Reducer r =
-                                    new Reducer(
-                                            group,
-                                            m,
-                                            NAMES,
-                                            SHAPES,
-                                            floats(),
-                                            CommHooks.allReduce(),
-                                            8,
-                                            24)) {
+                            try (Reducer r = reducer(group, m, CommHooks.allReduce(), 8, 24)) {
                                 BucketAssignment a = r.getAssignment();
                                 assertEquals(BucketAssignment.initial(bytes(), floats(), 8, 24), a);
                                 assertEquals(4, a.size(), a.toString());
@@ -123,16 +121,7 @@ class ReducerTest {
         Ranks.run(
                 2,
                 (group, m) -> {
-                    try (Reducer r =
-                            new Reducer(
-                                    group,
-                                    m,
-                                    NAMES,
-                                    SHAPES,
-                                    floats(),
-                                    CommHooks.fp16Compress(),
-                                    8,
-                                    24)) {
+                    try (Reducer r = reducer(group, m, CommHooks.fp16Compress(), 8, 24)) {
                         Map<Integer, float[]> got = reduceOnce(r, m, group.getRank(), all(), false);
                         for (int p = 0; p < SHAPES.length; p++) {
                             float[] want = average(2, p);
@@ -152,16 +141,7 @@ class ReducerTest {
                 Ranks.run(
                         2,
                         (group, m) -> {
-                            try (Reducer r =
-                                    new Reducer(
-                                            group,
-                                            m,
-                                            NAMES,
-                                            SHAPES,
-                                            floats(),
-                                            CommHooks.allReduce(),
-                                            8,
-                                            24)) {
+                            try (Reducer r = reducer(group, m, CommHooks.allReduce(), 8, 24)) {
                                 r.rebuild(
                                         group.getRank() == 0
                                                 ? rank0
@@ -187,15 +167,7 @@ class ReducerTest {
                         2,
                         (group, m) -> {
                             try (Reducer r =
-                                    new Reducer(
-                                            group,
-                                            m,
-                                            NAMES,
-                                            SHAPES,
-                                            floats(),
-                                            CommHooks.allReduce(),
-                                            1 << 20,
-                                            1 << 20)) {
+                                    reducer(group, m, CommHooks.allReduce(), 1 << 20, 1 << 20)) {
                                 boolean[] used = all();
                                 used[2] = false; // c: used nowhere
                                 used[3] = group.getRank() == 0; // d: used on rank 0 only

@@ -17,11 +17,9 @@ import ai.djl.engine.Engine;
 import ai.djl.metric.Metric;
 import ai.djl.metric.Metrics;
 import ai.djl.ndarray.NDArray;
-import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.NDManager;
 import ai.djl.ndarray.types.Shape;
 import ai.djl.training.DefaultTrainingConfig;
-import ai.djl.training.GradientCollector;
 import ai.djl.training.Trainer;
 import ai.djl.training.optimizer.Optimizer;
 
@@ -189,27 +187,9 @@ public final class DdpGptBench {
             Trainer trainer, NDManager manager, NDArray x, NDArray y, int steps) {
         long t0 = System.nanoTime();
         for (int i = 0; i < steps; i++) {
-            step(trainer, manager, x, y);
+            GptTrainBench.step(trainer, manager, x, y);
         }
         return (System.nanoTime() - t0) / 1e9;
-    }
-
-    private static void step(Trainer trainer, NDManager manager, NDArray x, NDArray y) {
-        // every array of the step lives in this sub-manager, released once the step is done
-        try (NDManager step = manager.newSubManager()) {
-            NDArray xs = x.duplicate();
-            NDArray ys = y.duplicate();
-            xs.attach(step);
-            ys.attach(step);
-            long begin = System.nanoTime();
-            try (GradientCollector gc = trainer.newGradientCollector()) {
-                NDList logits = trainer.forward(new NDList(xs));
-                NDArray loss = trainer.getLoss().evaluate(new NDList(ys), logits);
-                gc.backward(loss);
-            }
-            trainer.addMetric("forward-backward", begin);
-            trainer.step();
-        }
     }
 
     private static double median(List<Metric> values) {

@@ -84,18 +84,29 @@ public final class GptTrainBench {
         }
     }
 
-    private static void step(Trainer trainer, NDManager manager, NDArray x, NDArray y) {
+    /**
+     * One training step on a fixed batch: forward, loss, backward (recorded as the trainer's {@code
+     * forward-backward} metric when it keeps metrics), then the trainer's step.
+     *
+     * @param trainer the trainer
+     * @param manager the manager under which the step's arrays live until the step ends
+     * @param x the input tokens, not consumed
+     * @param y the target tokens, not consumed
+     */
+    public static void step(Trainer trainer, NDManager manager, NDArray x, NDArray y) {
         // every array of the step lives in this sub-manager, released once the step is done
         try (NDManager step = manager.newSubManager()) {
             NDArray xs = x.duplicate();
             NDArray ys = y.duplicate();
             xs.attach(step);
             ys.attach(step);
+            long begin = System.nanoTime();
             try (GradientCollector gc = trainer.newGradientCollector()) {
                 NDList logits = trainer.forward(new NDList(xs));
                 NDArray loss = trainer.getLoss().evaluate(new NDList(ys), logits);
                 gc.backward(loss);
             }
+            trainer.addMetric("forward-backward", begin);
             trainer.step();
         }
     }

@@ -27,7 +27,7 @@ public final class AllReduce {
 
     /**
      * Messages from this size take {@link DirectAllReduce} where the ranks can read each other's
-     * memory: its fixed cost, two rounds of small messages, is repaid by copying once.
+     * memory: its fixed cost, two rounds on the board, is repaid by copying once.
      */
     public static final int DIRECT_BYTES = 256 << 10;
 
@@ -49,7 +49,7 @@ public final class AllReduce {
             onBoard(ctx, data, count);
         } else if (bytes <= SMALL_BYTES || count < ctx.size()) {
             recursiveDoubling(ctx, data, count);
-        } else if (bytes >= DIRECT_BYTES && ctx.peerMemory() != null) {
+        } else if (bytes >= DIRECT_BYTES && ctx.peerMemory() != null && ctx.hasBoard()) {
             DirectAllReduce.run(ctx, ctx.peerMemory(), data, count);
         } else {
             ring(ctx, data, count);

@@ -2,7 +2,6 @@ package ai.djl.distributed.backend.cpu.algorithm;
 
 import ai.djl.distributed.backend.CommunicationException;
 import ai.djl.distributed.backend.cpu.transport.PeerMemory;
-import ai.djl.distributed.backend.cpu.transport.Transfer;
 
 import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
@@ -18,11 +17,10 @@ import java.util.concurrent.locks.LockSupport;
  * once each way, where a ring through shared memory copies it into a channel and out again, on the
  * caller's thread alone.
  *
- * <p>Two rounds of small messages frame it, on the shared-memory board where the group has one,
- * else over the transport: each rank sends its buffer's address to every peer, and, once it has
- * written its block everywhere, "done". A rank returns when every peer is done: its buffer is
- * complete, and no peer reads or writes it any longer. Each block is reduced by its owner alone, so
- * every rank ends with the same bits.
+ * <p>Two rounds on the group's shared-memory board frame it: each rank posts its buffer's address,
+ * and, once it has written its block everywhere, "done". A rank returns when every peer is done:
+ * its buffer is complete, and no peer reads or writes it any longer. Each block is reduced by its
+ * owner alone, so every rank ends with the same bits.
  *
  * <p>On a failure after the addresses are out, peers may still be copying: each checks the group's
  * health before every chunk, and a failing rank aborts the group and lingers {@link #LINGER_NANOS}
@@ -36,15 +34,12 @@ public final class DirectAllReduce {
     /** How long a failing rank keeps its buffer from the caller after aborting the group. */
     static final long LINGER_NANOS = 200_000_000L;
 
-    private static final int ADDRESS = 0;
-    private static final int DONE = 1;
-
     private DirectAllReduce() {}
 
     /**
      * Reduces {@code data} across ranks in place.
      *
-     * @param ctx the collective; its transport must offer {@link PeerMemory}
+     * @param ctx the collective; its transport must offer {@link PeerMemory} and a board
      * @param memory the peers' memory
      * @param data the elements, little-endian, position 0, limit the message size
      * @param count the number of elements, at least the group's size
@@ -109,57 +104,18 @@ public final class DirectAllReduce {
         }
 
         // Our buffer is the peers' until each has written its block into it.
-        if (ctx.hasBoard()) {
-            ctx.exchangeOnBoard(ByteBuffer.allocate(0));
-            return;
-        }
-        ByteBuffer flag = ByteBuffer.allocate(1);
-        Transfer[] told = notifyAll(ctx, DONE);
-        for (int k = 1; k < p; k++) {
-            ctx.await(ctx.recv((r + k) % p, DONE, flag.clear()));
-        }
-        ctx.await(told);
+        ctx.exchangeOnBoard(ByteBuffer.allocate(0));
     }
 
-    /** Sends this rank's buffer address to every peer; returns every rank's. */
+    /** Posts this rank's buffer address on the board; returns every rank's. */
     private static long[] exchangeAddresses(CollectiveContext ctx, long mine) {
-        int p = ctx.size();
-        int r = ctx.rank();
         ByteBuffer out = ByteBuffer.allocate(Long.BYTES).order(ByteOrder.LITTLE_ENDIAN);
         out.putLong(0, mine);
-        if (ctx.hasBoard()) {
-            ByteBuffer[] all = ctx.exchangeOnBoard(out);
-            long[] addresses = new long[p];
-            for (int j = 0; j < p; j++) {
-                addresses[j] = all[j].order(ByteOrder.LITTLE_ENDIAN).getLong(0);
-            }
-            return addresses;
+        ByteBuffer[] all = ctx.exchangeOnBoard(out);
+        long[] addresses = new long[all.length];
+        for (int j = 0; j < all.length; j++) {
+            addresses[j] = all[j].order(ByteOrder.LITTLE_ENDIAN).getLong(0);
         }
-        ByteBuffer[] in = new ByteBuffer[p];
-        Transfer[] transfers = new Transfer[2 * (p - 1)];
-        for (int k = 1; k < p; k++) {
-            int peer = (r + k) % p;
-            in[peer] = ByteBuffer.allocate(Long.BYTES).order(ByteOrder.LITTLE_ENDIAN);
-            transfers[2 * k - 2] = ctx.recv(peer, ADDRESS, in[peer]);
-            transfers[2 * k - 1] = ctx.send(peer, ADDRESS, out);
-        }
-        ctx.await(transfers);
-        long[] addresses = new long[p];
-        for (int k = 1; k < p; k++) {
-            int peer = (r + k) % p;
-            addresses[peer] = in[peer].getLong(0);
-        }
-        addresses[r] = mine;
         return addresses;
-    }
-
-    private static Transfer[] notifyAll(CollectiveContext ctx, int index) {
-        int p = ctx.size();
-        ByteBuffer flag = ByteBuffer.allocate(1);
-        Transfer[] sends = new Transfer[p - 1];
-        for (int k = 1; k < p; k++) {
-            sends[k - 1] = ctx.send((ctx.rank() + k) % p, index, flag.duplicate());
-        }
-        return sends;
     }
 }

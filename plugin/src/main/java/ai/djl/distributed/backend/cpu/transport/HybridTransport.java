@@ -11,7 +11,8 @@ import java.nio.ByteBuffer;
  * memory speed but whose polling receiver may sleep a timer tick first. Sender and receiver pick by
  * the message's size, which they agree on (a size they disagree on is a mismatch, reported through
  * the signature every frame carries). Where the ranks may read each other's memory, the large
- * collectives that can use it do ({@link #peerMemory()}), with messages over TCP to say when.
+ * collectives that can use it do ({@link #peerMemory()}), with the shared-memory transport's board
+ * ({@link #board()}) to say when.
  */
 public final class HybridTransport implements Transport {
 
