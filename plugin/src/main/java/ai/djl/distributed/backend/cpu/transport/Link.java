@@ -2,20 +2,31 @@ package ai.djl.distributed.backend.cpu.transport;
 
 import ai.djl.distributed.backend.CommunicationException;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Map;
 
 /**
  * The connection to one peer over any byte stream (a TCP socket, a shared-memory ring): a queue of
- * frames to write and the state of the frame being read. Every method runs on the transport's
- * progress thread, so nothing here is locked.
+ * frames to write and the state of the frame being read.
+ *
+ * <p>The link is its own lock. The transport's progress thread serves it; a transport that posts
+ * directly (TCP, as gloo's pairs do) also calls it from the posting thread, which then writes a
+ * frame itself and finds a message that has already arrived without waking anyone. Transfers
+ * finished under the lock are settled after it is released, so a future's dependent stages never
+ * run while a link is held.
  */
 final class Link {
+
+    private static final Logger logger = LoggerFactory.getLogger(Link.class);
 
     /** A non-blocking byte stream to the peer. */
     interface Channel {
@@ -107,6 +118,14 @@ final class Link {
     private ByteBuffer bounce; // a reducing receive's staging buffer, allocated on first use
     private int reduced; // bytes of the current reducing receive already reduced
     private CommunicationException closedCause; // why the peer can no longer be reached
+    private final ArrayList<Settled> settled = new ArrayList<>(); // finished, not yet told
+    private Gone gone; // the peer left, and the owner has not been told yet
+
+    /** A transfer finished under the lock, to complete (or fail) once it is released. */
+    private record Settled(Transfer transfer, CommunicationException failure) {}
+
+    /** The peer's departure, to tell the owner once the lock is released. */
+    private record Gone(CommunicationException cause, boolean orderly) {}
 
     Link(int peer, Channel channel, Owner owner) {
         this.peer = peer;
@@ -114,14 +133,153 @@ final class Link {
         this.owner = owner;
     }
 
-    /** Writes a frame at once, bypassing the queue; only when {@link #isIdle()}. */
-    void writeNow(ByteBuffer[] frame) throws IOException {
-        channel.write(frame);
+    // Entry points: each takes the lock, and settles what it finished once it has let go.
+
+    /**
+     * Queues a frame and writes what the stream takes now.
+     *
+     * @param frame the frame
+     * @throws CommunicationException if the stream failed
+     */
+    void send(OutFrame frame) {
+        try {
+            synchronized (this) {
+                postSend(frame);
+            }
+        } finally {
+            settle();
+        }
     }
 
-    void postSend(OutFrame frame) {
+    /**
+     * Posts a receive: completes it at once from a message already here, or reads it when it comes.
+     *
+     * @param r the receive
+     * @throws CommunicationException if the message does not match, or the peer skipped ahead
+     */
+    void receive(PostedRecv r) {
+        try {
+            synchronized (this) {
+                postRecv(r);
+            }
+        } finally {
+            settle();
+        }
+    }
+
+    /**
+     * Serves the stream's events.
+     *
+     * @param readable whether bytes (or the end of the stream) may be there to read
+     * @param writable whether queued frames may be written
+     * @throws IOException if the stream failed
+     */
+    void serve(boolean readable, boolean writable) throws IOException {
+        try {
+            synchronized (this) {
+                if (readable) {
+                    onReadable();
+                }
+                if (writable && closedCause == null) {
+                    flush();
+                }
+            }
+        } finally {
+            settle();
+        }
+    }
+
+    /**
+     * Closes the link for an abort, first telling the peer why when no frame is half written.
+     *
+     * @param cause the abort's cause
+     * @param notice the abort frame to send, best effort, in one non-blocking write
+     */
+    void abort(CommunicationException cause, ByteBuffer[] notice) {
+        try {
+            synchronized (this) {
+                if (closedCause != null) {
+                    return;
+                }
+                if (out.isEmpty()) {
+                    try {
+                        channel.write(notice);
+                    } catch (IOException e) {
+                        logger.debug("telling rank {} of the abort failed", peer, e);
+                    }
+                }
+                shut(cause);
+            }
+        } finally {
+            settle();
+        }
+    }
+
+    /**
+     * Fails everything pending on this link and every later post; closes the stream.
+     *
+     * @param e the reason
+     */
+    void close(CommunicationException e) {
+        try {
+            synchronized (this) {
+                shut(e);
+            }
+        } finally {
+            settle();
+        }
+    }
+
+    synchronized boolean isClosed() {
+        return closedCause != null;
+    }
+
+    /** Whether a transfer is under way or awaited on this link (then the peer's bytes are due). */
+    synchronized boolean isActive() {
+        return !out.isEmpty() || !posted.isEmpty() || inFrame != null;
+    }
+
+    /**
+     * Completes the transfers finished under the lock, then tells the owner if the peer left; never
+     * called holding the lock, since the owner's abort takes every link's in turn.
+     */
+    private void settle() {
+        Settled[] done;
+        Gone left;
+        synchronized (this) {
+            if (settled.isEmpty() && gone == null) {
+                return;
+            }
+            done = settled.toArray(new Settled[0]);
+            settled.clear();
+            left = gone;
+            gone = null;
+        }
+        for (Settled d : done) {
+            if (d.failure() == null) {
+                d.transfer().complete();
+            } else {
+                d.transfer().fail(d.failure());
+            }
+        }
+        if (left != null) {
+            owner.onPeerGone(left.cause(), left.orderly());
+        }
+    }
+
+    private void finished(Transfer t) {
+        settled.add(new Settled(t, null));
+    }
+
+    private void failed(Transfer t, CommunicationException e) {
+        settled.add(new Settled(t, e));
+    }
+
+    // Below, everything runs holding the lock.
+
+    private void postSend(OutFrame frame) {
         if (closedCause != null) {
-            frame.transfer().fail(closedCause);
+            failed(frame.transfer(), closedCause);
             return;
         }
         out.add(frame);
@@ -134,7 +292,7 @@ final class Link {
     }
 
     /** Writes queued frames until the socket is full; called when posting and when writable. */
-    void flush() throws IOException {
+    private void flush() throws IOException {
         while (!out.isEmpty()) {
             OutFrame f = out.peek();
             channel.write(f.buffers());
@@ -144,7 +302,7 @@ final class Link {
             }
             out.poll();
             if (f.transfer() != null) {
-                f.transfer().complete();
+                finished(f.transfer());
             }
         }
         updateInterest();
@@ -164,7 +322,7 @@ final class Link {
         channel.interest(!parked, !out.isEmpty());
     }
 
-    void postRecv(PostedRecv r) {
+    private void postRecv(PostedRecv r) {
         // A message already here is delivered first, even one that came before a goodbye.
         Stashed s = stash.remove(r.slot());
         if (s != null) {
@@ -173,7 +331,7 @@ final class Link {
             return;
         }
         if (closedCause != null) {
-            r.transfer().fail(closedCause);
+            failed(r.transfer(), closedCause);
             return;
         }
         if (parked && inFrame.slot == r.slot()) {
@@ -213,7 +371,14 @@ final class Link {
         posted.put(r.slot(), r);
     }
 
-    void begin(long seq, OpSignature sig) {
+    /**
+     * Records the collective this rank now runs, and checks the peer's early messages against it.
+     *
+     * @param seq its sequence number
+     * @param sig its signature
+     * @throws CommunicationException if an early message of the peer's disagrees
+     */
+    synchronized void begin(long seq, OpSignature sig) {
         currentSeq = seq;
         currentSig = sig;
         recent.put(seq, sig);
@@ -241,7 +406,7 @@ final class Link {
     }
 
     /** Reads whatever the socket holds, completing receives and stashing early messages. */
-    void onReadable() throws IOException {
+    private void onReadable() throws IOException {
         while (true) {
             if (inFrame == null) {
                 if (channel.read(header) < 0) {
@@ -322,7 +487,7 @@ final class Link {
         } else if (f.kind == Frame.BYE) {
             peerGone("rank " + peer + " has destroyed its process group", true);
         } else if (inRecv != null) {
-            inRecv.transfer().complete();
+            finished(inRecv.transfer());
         } else {
             PostedRecv late = posted.remove(f.slot);
             if (late != null) {
@@ -402,51 +567,36 @@ final class Link {
     }
 
     /** Completes a receive from a whole message already in memory. */
-    private static void deliver(PostedRecv r, ByteBuffer body) {
+    private void deliver(PostedRecv r, ByteBuffer body) {
         if (r.reducer() == null) {
             r.into().duplicate().put(body);
         } else {
             int es = r.reducer().elementSize();
             r.reducer().reduce(r.into(), 0, body, body.position(), body.remaining() / es);
         }
-        r.transfer().complete();
+        finished(r.transfer());
     }
 
     /** The peer left: fails what waits on it; the transport decides whether that is fatal. */
     private void peerGone(String reason, boolean orderly) {
         CommunicationException e = new CommunicationException(reason, peer);
-        close(e);
-        owner.onPeerGone(e, orderly);
+        shut(e);
+        gone = new Gone(e, orderly);
     }
 
-    /** Fails everything pending on this link and every later post; closes the socket. */
-    void close(CommunicationException e) {
+    private void shut(CommunicationException e) {
         if (closedCause == null) {
             closedCause = e;
         }
         channel.close();
-        posted.values().forEach(r -> r.transfer().fail(e));
+        posted.values().forEach(r -> failed(r.transfer(), e));
         posted.clear();
         for (OutFrame f : out) {
             if (f.transfer() != null) {
-                f.transfer().fail(e);
+                failed(f.transfer(), e);
             }
         }
         out.clear();
-    }
-
-    boolean isClosed() {
-        return closedCause != null;
-    }
-
-    /** Whether a transfer is under way or awaited on this link (then the peer's bytes are due). */
-    boolean isActive() {
-        return !out.isEmpty() || !posted.isEmpty() || inFrame != null;
-    }
-
-    /** Whether a frame can be written now without splitting one already under way. */
-    boolean isIdle() {
-        return out.isEmpty();
     }
 
     private void checkMatch(PostedRecv r, Frame f) {
@@ -460,7 +610,7 @@ final class Link {
                             f.signature,
                             f.length);
             // The receive is no longer in the posted map: fail it here, the abort will not.
-            r.transfer().fail(e);
+            failed(r.transfer(), e);
             throw e;
         }
     }

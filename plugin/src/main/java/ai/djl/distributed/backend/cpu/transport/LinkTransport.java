@@ -15,9 +15,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * What every {@link Link}-based transport shares: one progress thread owns the links; posts, aborts
- * and goodbyes reach it as commands. Subclasses supply the progress loop (a selector, a poll of
- * shared-memory rings) and how to wake it.
+ * What every {@link Link}-based transport shares: one progress thread serves the links; aborts
+ * reach it as commands. Posts either reach it as commands too, or, in a <em>direct</em> transport,
+ * are made on the posting thread: a small send then costs one write and no thread hand-off, and a
+ * receive whose message is already here completes at once. Subclasses supply the progress loop (a
+ * selector, a poll of shared-memory rings) and how to wake it.
  */
 abstract class LinkTransport implements Transport, Link.Owner {
 
@@ -34,6 +36,7 @@ abstract class LinkTransport implements Transport, Link.Owner {
     final int rank;
     final int size;
     final Link[] links;
+    private final boolean direct;
     private final ConcurrentLinkedQueue<Runnable> commands = new ConcurrentLinkedQueue<>();
     private volatile CommunicationException failure;
     volatile boolean stopping;
@@ -41,10 +44,19 @@ abstract class LinkTransport implements Transport, Link.Owner {
     private final AtomicInteger pendingBegins = new AtomicInteger();
     private Thread progressThread;
 
-    LinkTransport(int rank, int size) {
+    /**
+     * Creates the transport; the subclass adds the links, then calls {@link #start(String)}.
+     *
+     * @param rank this rank
+     * @param size the number of ranks
+     * @param direct whether posts run on the posting thread (the channels must then take interest
+     *     changes from any thread and wake the loop for them)
+     */
+    LinkTransport(int rank, int size, boolean direct) {
         this.rank = rank;
         this.size = size;
         this.links = new Link[size];
+        this.direct = direct;
     }
 
     /** Starts the progress thread; call once the links are in place. */
@@ -83,7 +95,7 @@ abstract class LinkTransport implements Transport, Link.Owner {
         ByteBuffer[] frame = {
             Frame.encode(Frame.DATA, slot, signature, data.remaining()), data.duplicate()
         };
-        return post(t, guarded(t, () -> link.postSend(new Link.OutFrame(frame, t))));
+        return post(t, link, () -> link.send(new Link.OutFrame(frame, t)));
     }
 
     /** {@inheritDoc} */
@@ -92,10 +104,7 @@ abstract class LinkTransport implements Transport, Link.Owner {
         Link link = link(peer);
         Transfer t = new Transfer(peer, false, signature, into.remaining());
         return post(
-                t,
-                guarded(
-                        t,
-                        () -> link.postRecv(new Link.PostedRecv(slot, signature, into, t, null))));
+                t, link, () -> link.receive(new Link.PostedRecv(slot, signature, into, t, null)));
     }
 
     /** {@inheritDoc} */
@@ -105,17 +114,21 @@ abstract class LinkTransport implements Transport, Link.Owner {
         Link link = link(peer);
         Transfer t = new Transfer(peer, false, signature, acc.remaining());
         return post(
-                t,
-                guarded(
-                        t,
-                        () ->
-                                link.postRecv(
-                                        new Link.PostedRecv(slot, signature, acc, t, reducer))));
+                t, link, () -> link.receive(new Link.PostedRecv(slot, signature, acc, t, reducer)));
     }
 
     /** {@inheritDoc} */
     @Override
     public void beginCollective(long seq, OpSignature signature) {
+        if (direct) {
+            // Posts come from this thread too: the begin must be in place before them.
+            for (Link link : links) {
+                if (link != null) {
+                    link.begin(seq, signature);
+                }
+            }
+            return;
+        }
         // Queued without waking the progress thread: it applies the begin before it next serves a
         // frame or a post, which is when a mismatch can first show. Waking it for every collective
         // would cost two context switches each, which small collectives feel.
@@ -157,7 +170,13 @@ abstract class LinkTransport implements Transport, Link.Owner {
             failure = cause;
         }
         logger.debug("rank {}: transport aborted", rank, cause);
-        command(() -> abortLinks(cause));
+        if (direct) {
+            // Before the caller learns of the failure and perhaps destroys the group: the peers
+            // must hear this rank's reason first, not its goodbye.
+            abortLinks(cause);
+        } else {
+            command(() -> abortLinks(cause));
+        }
     }
 
     /** {@inheritDoc} */
@@ -184,7 +203,7 @@ abstract class LinkTransport implements Transport, Link.Owner {
                 if (link != null) {
                     Transfer t = new Transfer(link.peer, true, CONTROL, 0);
                     ByteBuffer[] frame = {Frame.encode(Frame.BYE, 0, CONTROL, 0)};
-                    byes.add(post(t, () -> link.postSend(new Link.OutFrame(frame, t))));
+                    byes.add(post(t, link, () -> link.send(new Link.OutFrame(frame, t))));
                 }
             }
             Deadline drain = Deadline.after(CLOSE_DRAIN);
@@ -253,7 +272,8 @@ abstract class LinkTransport implements Transport, Link.Owner {
         return links[peer];
     }
 
-    private Transfer post(Transfer t, Runnable command) {
+    /** Posts to a link, directly or through the progress thread, unless the transport is done. */
+    private Transfer post(Transfer t, Link link, Runnable action) {
         CommunicationException f = failure;
         if (f != null) {
             t.fail(f);
@@ -263,7 +283,20 @@ abstract class LinkTransport implements Transport, Link.Owner {
             t.fail(new CommunicationException("the transport of rank " + rank + " is closed", -1));
             return t;
         }
-        command(command);
+        if (!direct) {
+            command(guarded(t, action));
+            return t;
+        }
+        try {
+            action.run();
+        } catch (CommunicationException e) {
+            t.fail(e);
+            abort(e);
+        } catch (IllegalStateException e) { // a malformed frame, read on this thread
+            CommunicationException ce = linkFailure(link, e);
+            t.fail(ce);
+            abort(ce);
+        }
         return t;
     }
 
@@ -315,22 +348,14 @@ abstract class LinkTransport implements Transport, Link.Owner {
         byte[] reason = cause.getMessage().getBytes(StandardCharsets.UTF_8);
         int n = Math.min(reason.length, Frame.MAX_REASON_BYTES);
         for (Link link : links) {
-            if (link == null || link.isClosed()) {
-                continue;
+            if (link != null) {
+                // The peer then fails naming our reason rather than a bare lost link.
+                link.abort(
+                        cause,
+                        new ByteBuffer[] {
+                            Frame.encode(Frame.ABORT, 0, CONTROL, n), ByteBuffer.wrap(reason, 0, n)
+                        });
             }
-            if (link.isIdle()) {
-                // Best effort, one non-blocking write: the peer then fails naming our reason
-                // rather than a bare lost link.
-                ByteBuffer[] frame = {
-                    Frame.encode(Frame.ABORT, 0, CONTROL, n), ByteBuffer.wrap(reason, 0, n)
-                };
-                try {
-                    link.writeNow(frame);
-                } catch (java.io.IOException e) {
-                    logger.debug("telling rank {} of the abort failed", link.peer, e);
-                }
-            }
-            link.close(cause);
         }
     }
 }

@@ -7,6 +7,7 @@ import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.MappedByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -43,6 +44,10 @@ public final class ShmBoard {
     private static final int CURRENT_VERSION = 256;
     private static final int CURRENT = 264;
     private static final int CLOSED = 320;
+    // Set once this rank aborts: 1 + the length of its reason, kept at ABORT_REASON (UTF-8).
+    private static final int ABORTED = 384;
+    private static final int ABORT_REASON = 1024;
+    private static final int MAX_REASON_BYTES = 3072;
     private static final int SLOTS = 4096;
     private static final long SPIN_NANOS = 50_000L;
     private static final long YIELD_NANOS = 500_000L;
@@ -143,6 +148,24 @@ public final class ShmBoard {
         LONG.setRelease(mine, CURRENT_VERSION, version + 2);
     }
 
+    /**
+     * Tells the peers that this rank has aborted, and why: a peer waiting here for a post then
+     * fails with this rank's reason at once, as one waiting on a link does when the abort frame
+     * reaches it. Only the first reason is kept.
+     *
+     * @param reason why
+     */
+    public synchronized void markAborted(String reason) {
+        ByteBuffer mine = pages[rank];
+        if ((long) LONG.getAcquire(mine, ABORTED) != 0) {
+            return;
+        }
+        byte[] bytes = reason.getBytes(StandardCharsets.UTF_8);
+        int n = Math.min(bytes.length, MAX_REASON_BYTES);
+        mine.put(ABORT_REASON, bytes, 0, n);
+        LONG.setRelease(mine, ABORTED, 1L + n);
+    }
+
     /** Tells the peers that this rank has closed its group: nothing more will be posted. */
     public void markClosed() {
         LONG.setRelease(pages[rank], CLOSED, 1L);
@@ -151,9 +174,20 @@ public final class ShmBoard {
     /** Fails if {@code peer} will never make post {@code post}: it closed, moved on, or differs. */
     private void checkPeer(int peer, long post, long seq, OpSignature signature) {
         ByteBuffer page = pages[peer];
-        if ((long) LONG.getAcquire(page, CLOSED) != 0) {
+        long aborted = (long) LONG.getAcquire(page, ABORTED);
+        if (aborted != 0 || (long) LONG.getAcquire(page, CLOSED) != 0) {
             if ((long) LONG.getAcquire(page, POSTED) >= post) {
-                return; // it posted, finished and closed: its post came first
+                return; // it posted, then stopped: its post came first
+            }
+            if (aborted != 0) {
+                byte[] reason = new byte[(int) Math.min(aborted - 1, MAX_REASON_BYTES)];
+                page.get(ABORT_REASON, reason);
+                throw new CommunicationException(
+                        "rank "
+                                + peer
+                                + " aborted its process group: "
+                                + new String(reason, StandardCharsets.UTF_8),
+                        peer);
             }
             throw new CommunicationException(
                     "rank "

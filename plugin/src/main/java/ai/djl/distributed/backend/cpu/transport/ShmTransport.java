@@ -41,7 +41,7 @@ public final class ShmTransport extends LinkTransport {
     private final ShmBoard board;
 
     private ShmTransport(int rank, int size, ShmChannel[] channels, ShmBoard board) {
-        super(rank, size);
+        super(rank, size, false);
         this.channels = channels;
         this.board = board;
         for (int peer = 0; peer < size; peer++) {
@@ -141,6 +141,15 @@ public final class ShmTransport extends LinkTransport {
 
     /** {@inheritDoc} */
     @Override
+    public void abort(CommunicationException cause) {
+        // On the board at once, before the caller can destroy the group: a peer waiting there
+        // must fail with this rank's reason, not with its goodbye.
+        board.markAborted(cause.getMessage());
+        super.abort(cause);
+    }
+
+    /** {@inheritDoc} */
+    @Override
     public void close() {
         board.markClosed();
         super.close();
@@ -212,20 +221,17 @@ public final class ShmTransport extends LinkTransport {
     }
 
     private static boolean serve(Link link, ShmChannel c) {
-        boolean busy = false;
+        boolean readable = c.wantRead && (c.in.available() > 0 || c.peerGone());
+        boolean writable = c.wantWrite && c.out.space() > 0;
+        if (!readable && !writable) {
+            return false;
+        }
         try {
-            if (c.wantRead && (c.in.available() > 0 || c.peerGone())) {
-                link.onReadable();
-                busy = true;
-            }
-            if (c.wantWrite && c.out.space() > 0) {
-                link.flush();
-                busy = true;
-            }
+            link.serve(readable, writable);
         } catch (IOException | IllegalStateException e) {
             throw linkFailure(link, e);
         }
-        return busy;
+        return true;
     }
 
     private static String name(String token, int src, int dst) {

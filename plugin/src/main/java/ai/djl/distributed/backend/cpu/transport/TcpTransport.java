@@ -9,6 +9,7 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.CancelledKeyException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
@@ -17,9 +18,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A {@link Transport} over a full mesh of TCP connections, one per pair of ranks, driven by one I/O
- * thread with a selector (as gloo's TCP pairs are driven by its device loop). Bodies are read
- * straight into the receiver's buffer when its receive is already posted, and written straight from
- * the sender's buffer: no copies on the way but the kernel's.
+ * thread with a selector (as gloo's TCP pairs are driven by its device loop). Posts are direct, as
+ * in gloo: the posting thread writes its frame itself, and the I/O thread writes only what the
+ * socket did not take at once. Bodies are read straight into the receiver's buffer when its receive
+ * is already posted, and written straight from the sender's buffer: no copies on the way but the
+ * kernel's.
  *
  * <p>A peer whose connection ends without a goodbye has died: the transport fails at once and tells
  * the other peers, so every rank fails promptly, naming the dead rank.
@@ -32,7 +35,7 @@ public final class TcpTransport extends LinkTransport {
     private final AtomicBoolean wakeupPending = new AtomicBoolean();
 
     private TcpTransport(int rank, int size, SocketChannel[] channels) throws IOException {
-        super(rank, size);
+        super(rank, size, true);
         this.selector = Selector.open();
         for (int peer = 0; peer < size; peer++) {
             if (peer != rank) {
@@ -101,20 +104,24 @@ public final class TcpTransport extends LinkTransport {
     }
 
     private static void serve(SelectionKey key, Link link) {
+        int ready;
         try {
-            if (key.isReadable()) {
-                link.onReadable();
-            }
-            if (key.isValid() && key.isWritable()) {
-                link.flush();
-            }
+            ready = key.readyOps();
+        } catch (CancelledKeyException e) {
+            return; // a posting thread closed the link since the select
+        }
+        try {
+            link.serve((ready & SelectionKey.OP_READ) != 0, (ready & SelectionKey.OP_WRITE) != 0);
         } catch (IOException | IllegalStateException e) {
             throw linkFailure(link, e);
         }
     }
 
-    /** A socket as a {@link Link.Channel}; interest goes to its selection key. */
-    private static final class SocketLink implements Link.Channel {
+    /**
+     * A socket as a {@link Link.Channel}; interest goes to its selection key. A posting thread that
+     * changes it wakes the selector, which would otherwise keep watching for the old events.
+     */
+    private final class SocketLink implements Link.Channel {
 
         private final SocketChannel channel;
         private final SelectionKey key;
@@ -136,9 +143,16 @@ public final class TcpTransport extends LinkTransport {
 
         @Override
         public void interest(boolean read, boolean write) {
-            if (key.isValid()) {
-                key.interestOps(
-                        (read ? SelectionKey.OP_READ : 0) | (write ? SelectionKey.OP_WRITE : 0));
+            int ops = (read ? SelectionKey.OP_READ : 0) | (write ? SelectionKey.OP_WRITE : 0);
+            try {
+                if (key.interestOps() != ops) {
+                    key.interestOps(ops);
+                    if (Thread.currentThread() != progressThread()) {
+                        wakeup();
+                    }
+                }
+            } catch (CancelledKeyException e) {
+                // The link is closing: no more events to watch.
             }
         }
 
