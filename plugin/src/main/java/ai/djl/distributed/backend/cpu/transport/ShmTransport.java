@@ -33,6 +33,8 @@ public final class ShmTransport extends LinkTransport {
     public static final int RING_BYTES = 4 << 20;
 
     private static final long LIVENESS_NANOS = 100_000_000L;
+    // How long the progress thread sleeps when nothing is awaited (local posts unpark it at once).
+    private static final long IDLE_PARK_NANOS = 100_000_000L;
     private static final Path DIR = Path.of("/dev/shm");
 
     private static final int RING_FILE_BYTES = ShmRing.CONTROL_BYTES + RING_BYTES;
@@ -193,10 +195,13 @@ public final class ShmTransport extends LinkTransport {
                 // but not for long, or a peer still computing would take this rank's core.
                 Thread.yield();
             } else {
-                // Waiting long: poll gently. Nothing awaited: local posts unpark at once, so only
-                // a peer's early data waits, at most one long park; waking every 50 us instead
-                // would cost ranks that share cores a tenth of one.
-                LockSupport.parkNanos(this, expecting ? 50_000L : 1_000_000L);
+                // Waiting long: poll gently; waking every 50 us instead would cost ranks that
+                // share cores a tenth of one. Nothing awaited: local posts and the waiters' pokes
+                // unpark at once, so only a peer's early data waits, at most one long park. A
+                // thread waking every millisecond for nothing cost DDP 4% of its step on two
+                // cores (docs/PERFORMANCE.md); the other rank's compute waits on whatever
+                // preempts this one's.
+                LockSupport.parkNanos(this, expecting ? 50_000L : IDLE_PARK_NANOS);
             }
         }
     }
