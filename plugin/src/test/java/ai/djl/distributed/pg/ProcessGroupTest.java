@@ -12,12 +12,17 @@ import ai.djl.ndarray.types.Shape;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 /** Point-to-point, object collectives, sub-groups, the device mesh, Work and argument checks. */
 @Timeout(120)
@@ -71,6 +76,66 @@ class ProcessGroupTest {
                     works.forEach(Work::waitFor);
                     assertArrayEquals(new long[] {left, 10}, fromLeft.toLongArray());
                     assertArrayEquals(new long[] {right, 20}, fromRight.toLongArray());
+                    return null;
+                });
+    }
+
+    /**
+     * A receive's future may post to the group from its callback, on whatever thread completed it
+     * (the I/O thread, or a posting thread that found the message already there): relays run both
+     * ways around the ring, every hop posted from the previous hop's callback, and every message
+     * comes back to rank 0 intact. (Callbacks run outside every link's lock; the deadlock that
+     * completing transfers under it would allow needs an interleaving this test does not force.)
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "shm"})
+    void aReceiveCallbackMayPostToTheGroup(String transport) throws Exception {
+        int k = 100;
+        MultiRank.run(
+                3,
+                transport,
+                T,
+                (g, m) -> {
+                    int r = g.getRank();
+                    int p = g.getSize();
+                    int right = (r + 1) % p;
+                    int left = (r + p - 1) % p;
+                    NDArray[] in = new NDArray[2 * k];
+                    List<Work> recvs = new ArrayList<>();
+                    List<Work> forwards = new CopyOnWriteArrayList<>();
+                    CountDownLatch forwarded = new CountDownLatch(r == 0 ? 0 : 2 * k);
+                    for (int tag = 0; tag < 2 * k; tag++) {
+                        // Tags below k travel rightwards, the others leftwards.
+                        int from = tag < k ? left : right;
+                        int to = tag < k ? right : left;
+                        int t = tag;
+                        in[t] = m.zeros(new Shape(4), DataType.INT32);
+                        Work w = g.irecv(in[t], from, t);
+                        recvs.add(w);
+                        if (r != 0) {
+                            w.getFuture()
+                                    .thenRun(
+                                            () -> {
+                                                forwards.add(g.isend(in[t], to, t));
+                                                forwarded.countDown();
+                                            });
+                        }
+                    }
+                    if (r == 0) {
+                        for (int tag = 0; tag < 2 * k; tag++) {
+                            int[] payload = {tag, tag * 7, -tag, 42};
+                            forwards.add(g.isend(m.create(payload), tag < k ? right : left, tag));
+                        }
+                    }
+                    recvs.forEach(Work::waitFor);
+                    assertTrue(forwarded.await(30, TimeUnit.SECONDS), "callbacks did not all run");
+                    forwards.forEach(Work::waitFor);
+                    if (r == 0) {
+                        for (int tag = 0; tag < 2 * k; tag++) {
+                            assertArrayEquals(
+                                    new int[] {tag, tag * 7, -tag, 42}, in[tag].toIntArray());
+                        }
+                    }
                     return null;
                 });
     }
