@@ -177,6 +177,9 @@ final class Link {
     void serve(boolean readable, boolean writable) throws IOException {
         try {
             synchronized (this) {
+                if (closedCause != null) {
+                    return; // closed by a posting thread since the events were seen
+                }
                 if (readable) {
                     onReadable();
                 }
@@ -481,9 +484,10 @@ final class Link {
         Frame f = inFrame;
         inFrame = null;
         if (f.kind == Frame.ABORT) {
+            // Closed here, under the lock: whichever thread reads on, the peer's reason is the
+            // failure the owner hears first, not the lost connection that follows it.
             String reason = StandardCharsets.UTF_8.decode(inBody.flip()).toString();
-            throw new CommunicationException(
-                    "rank " + peer + " aborted its process group: " + reason, peer);
+            peerGone("rank " + peer + " aborted its process group: " + reason, false);
         } else if (f.kind == Frame.BYE) {
             peerGone("rank " + peer + " has destroyed its process group", true);
         } else if (inRecv != null) {
@@ -589,6 +593,13 @@ final class Link {
             closedCause = e;
         }
         channel.close();
+        if (inRecv != null) {
+            failed(inRecv.transfer(), e); // cut off mid-body: it is no longer in the posted map
+        }
+        inRecv = null;
+        inFrame = null;
+        inBody = null;
+        parked = false;
         posted.values().forEach(r -> failed(r.transfer(), e));
         posted.clear();
         for (OutFrame f : out) {

@@ -42,6 +42,8 @@ abstract class LinkTransport implements Transport, Link.Owner {
     volatile boolean stopping;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicInteger pendingBegins = new AtomicInteger();
+    private final Object aborting = new Object(); // held while a direct abort tells the peers
+    private boolean linksAborted; // guarded by aborting
     private Thread progressThread;
 
     /**
@@ -163,19 +165,30 @@ abstract class LinkTransport implements Transport, Link.Owner {
     /** {@inheritDoc} */
     @Override
     public void abort(CommunicationException cause) {
+        boolean first;
         synchronized (this) {
-            if (failure != null) {
-                return;
+            first = failure == null;
+            if (first) {
+                failure = cause;
             }
-            failure = cause;
         }
-        logger.debug("rank {}: transport aborted", rank, cause);
-        if (direct) {
-            // Before the caller learns of the failure and perhaps destroys the group: the peers
-            // must hear this rank's reason first, not its goodbye.
-            abortLinks(cause);
-        } else {
-            command(() -> abortLinks(cause));
+        if (first) {
+            logger.debug("rank {}: transport aborted", rank, cause);
+        }
+        if (!direct) {
+            if (first) {
+                command(() -> abortLinks(cause));
+            }
+            return;
+        }
+        // Before any aborting caller learns of the failure and perhaps destroys the group, the
+        // peers must hear this rank's reason rather than its goodbye: a later caller waits until
+        // the first has told them.
+        synchronized (aborting) {
+            if (!linksAborted) {
+                linksAborted = true;
+                abortLinks(failure);
+            }
         }
     }
 
@@ -221,6 +234,9 @@ abstract class LinkTransport implements Transport, Link.Owner {
             progressThread.join(CLOSE_DRAIN.toMillis());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        synchronized (aborting) {
+            // An abort under way on another thread finishes telling the peers first.
         }
         CommunicationException closedCause =
                 new CommunicationException("the transport of rank " + rank + " is closed", -1);
