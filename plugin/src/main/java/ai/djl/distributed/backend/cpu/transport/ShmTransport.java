@@ -197,10 +197,10 @@ public final class ShmTransport extends LinkTransport {
             } else {
                 // Waiting long: poll gently; waking every 50 us instead would cost ranks that
                 // share cores a tenth of one. Nothing awaited: local posts and the waiters' pokes
-                // unpark at once, so only a peer's early data waits, at most one long park. A
-                // thread waking every millisecond for nothing cost DDP 4% of its step on two
-                // cores (docs/PERFORMANCE.md); the other rank's compute waits on whatever
-                // preempts this one's.
+                // unpark at once, so only a peer's early data waits, at most one long park. On
+                // two cores a thread waking every millisecond for nothing slowed DDP steps
+                // (docs/PERFORMANCE.md): the other rank's compute waits on whatever preempts
+                // this one's.
                 LockSupport.parkNanos(this, expecting ? 50_000L : IDLE_PARK_NANOS);
             }
         }
