@@ -15,6 +15,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -46,25 +47,40 @@ public final class DdpCheckpoint {
      * @param trainer the trainer
      * @param file where rank 0 writes
      * @param metadata what the caller needs to resume (e.g. {@code epoch}), as strings
-     * @throws IOException if rank 0 cannot write (on rank 0)
+     * @throws IOException if rank 0 cannot write (on every rank)
      */
     public static void save(
             DistributedDataParallel trainer, Path file, Map<String, String> metadata)
             throws IOException {
         List<Pair<String, Parameter>> params = trainer.namedParameters();
         ProcessGroup group = trainer.getProcessGroup();
-        IOException failure = null;
+        Exception failure = null;
+        byte[] outcome = null;
         if (group.getRank() == 0) {
             try {
                 write(trainer, params, file, metadata);
-            } catch (IOException e) {
+                outcome = new byte[0];
+            } catch (IOException | RuntimeException e) {
                 failure = e;
+                outcome = e.toString().getBytes(StandardCharsets.UTF_8);
             }
         }
-        // Nobody moves on (and perhaps loads) before the file is in place.
-        group.barrier();
-        if (failure != null) {
-            throw failure;
+        // Every rank learns the outcome, and none moves on (and perhaps loads) before the file is
+        // in place: a failure on rank 0 fails every rank, rather than leaving the others to time
+        // out in their next collective.
+        if (group.getSize() > 1) {
+            outcome = group.objects().broadcast(outcome, 0);
+        }
+        if (failure instanceof IOException io) {
+            throw io;
+        }
+        if (outcome.length > 0) {
+            throw new IOException(
+                    "rank 0 could not write "
+                            + file
+                            + ": "
+                            + new String(outcome, StandardCharsets.UTF_8),
+                    failure);
         }
     }
 
@@ -75,6 +91,8 @@ public final class DdpCheckpoint {
      * @param file the checkpoint, read by rank 0
      * @return the metadata saved with it
      * @throws IOException if rank 0 cannot read it (on every rank)
+     * @throws IllegalStateException if the checkpoint does not fit the trainer (a parameter's name
+     *     or shape, the optimizer); nothing is changed then
      */
     public static Map<String, String> load(DistributedDataParallel trainer, Path file)
             throws IOException {
@@ -180,6 +198,11 @@ public final class DdpCheckpoint {
                                 + params.size()
                                 + ")");
             }
+            // Everything is decoded and checked before anything changes: a checkpoint that does
+            // not fit leaves the model and optimizer as they were.
+            List<NDArray> targets = new ArrayList<>(count);
+            List<NDArray> values = new ArrayList<>(count);
+            List<String> names = new ArrayList<>(count);
             for (int i = 0; i < count; i++) {
                 String name = in.readUTF();
                 byte[] encoded = new byte[in.readInt()];
@@ -196,20 +219,33 @@ public final class DdpCheckpoint {
                 }
                 NDArray saved = m.decode(encoded);
                 NDArray target = trainer.value(p);
-                if (!saved.getShape().equals(target.getShape())) {
+                if (!saved.getShape().equals(target.getShape())
+                        || saved.getDataType() != target.getDataType()) {
                     throw new IllegalStateException(
                             file
                                     + ": parameter "
                                     + name
-                                    + " has shape "
+                                    + " is "
+                                    + saved.getDataType()
+                                    + " "
                                     + saved.getShape()
                                     + " (expected: "
+                                    + target.getDataType()
+                                    + " "
                                     + target.getShape()
                                     + ")");
                 }
-                DirectBuffers.copy(saved, target, name);
+                targets.add(target);
+                values.add(saved);
+                names.add(name);
             }
-            OptimizerState.read(in, trainer.getOptimizer(), idByName, m, trainer.getDevice());
+            OptimizerState.Staged optimizerState =
+                    OptimizerState.read(
+                            in, trainer.getOptimizer(), idByName, m, trainer.getDevice());
+            for (int i = 0; i < count; i++) {
+                DirectBuffers.copy(values.get(i), targets.get(i), names.get(i));
+            }
+            optimizerState.apply();
             return metadata;
         } catch (java.io.EOFException e) {
             throw new IOException(file + ": truncated checkpoint", e);

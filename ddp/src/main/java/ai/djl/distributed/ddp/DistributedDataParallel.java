@@ -175,21 +175,36 @@ public final class DistributedDataParallel extends Trainer {
         if (noSyncDepth > 0 || group.getSize() == 1) {
             for (int p = 0; p < params.length; p++) {
                 NDArray weight = value(params[p]);
-                NDArray grad = weight.getGradient();
+                NDArray grad = gradient(weight);
                 try {
                     optimizer.update(params[p].getId(), weight, grad);
                 } finally {
                     grad.close();
                 }
             }
-        } else {
+        } else if (reducer != null) {
             boolean[] used = used(useOrder);
-            Reducer.GradientSource source = p -> value(params[p]).getGradient();
+            Reducer.GradientSource source =
+                    p -> {
+                        NDArray weight = value(params[p]);
+                        NDArray grad = weight.getGradient();
+                        if (grad.getDataType() != weight.getDataType()) {
+                            // No gradient this step: DJL hands out float32 zeros whatever the
+                            // parameter's type; the bucket takes zeros of the right type.
+                            grad.close();
+                            return null;
+                        }
+                        return grad;
+                    };
             Reducer.Consumer update =
                     (p, grad) -> optimizer.update(params[p].getId(), value(params[p]), grad);
             if (overlapWithForward && rebuilt) {
                 // Updates follow each parameter's first use in the next forward pass.
                 reducer.launch(source, used, findUnusedParameters, update);
+                if (reducer.launchFailed()) {
+                    // Fail now, before this rank sends anything its peers do not expect.
+                    finishPendingUpdates();
+                }
             } else {
                 recordWait(reducer.reduce(source, used, findUnusedParameters, update));
                 if (!rebuilt) {
@@ -318,7 +333,27 @@ public final class DistributedDataParallel extends Trainer {
             finishPendingUpdates();
             store.sync();
         } finally {
-            super.close();
+            try {
+                if (reducer != null) {
+                    // Waits for reductions still on the wire before freeing their buckets.
+                    reducer.close();
+                }
+            } finally {
+                super.close();
+            }
+        }
+    }
+
+    /** Returns a parameter's gradient, in its type (DJL gives float32 zeros for none). */
+    private static NDArray gradient(NDArray weight) {
+        NDArray grad = weight.getGradient();
+        if (grad.getDataType() == weight.getDataType()) {
+            return grad;
+        }
+        try {
+            return grad.toType(weight.getDataType(), false);
+        } finally {
+            grad.close();
         }
     }
 
@@ -629,6 +664,11 @@ public final class DistributedDataParallel extends Trainer {
             }
             if (hook == null) {
                 throw new IllegalArgumentException("commHook: null (expected: a CommHook)");
+            }
+            if (config.getLossFunction() == null) {
+                throw new IllegalArgumentException(
+                        "trainingConfig: no loss (expected: a loss function, as"
+                                + " model.newTrainer(config) requires)");
             }
             Block block = model.getBlock();
             if (block == null) {

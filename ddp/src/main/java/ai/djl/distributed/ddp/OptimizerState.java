@@ -13,6 +13,8 @@ import java.lang.reflect.Modifier;
 import java.lang.reflect.ParameterizedType;
 import java.lang.reflect.Type;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -67,7 +69,18 @@ final class OptimizerState {
         }
     }
 
-    static void read(
+    /**
+     * Decodes and checks the optimizer state that {@link #write} wrote, changing nothing yet.
+     *
+     * @param in the checkpoint, positioned at the state
+     * @param optimizer the trainer's optimizer, of the saved class
+     * @param idByName parameter ids by name
+     * @param manager owns the decoded arrays until {@link Staged#apply} takes them
+     * @param device the trainer's device
+     * @return the state, to apply once everything else has been checked too
+     * @throws IOException if the stream ends early
+     */
+    static Staged read(
             DataInputStream in,
             Optimizer optimizer,
             Map<String, String> idByName,
@@ -83,13 +96,13 @@ final class OptimizerState {
                             + optimizer.getClass().getName()
                             + ")");
         }
-        set(field(Optimizer.class, "numUpdate"), optimizer, in.readInt());
-        Map<String, Integer> counts = counts(optimizer);
-        counts.clear();
+        int numUpdate = in.readInt();
+        Map<String, Integer> counts = new HashMap<>();
         for (int i = in.readInt(); i > 0; i--) {
             counts.put(id(idByName, in.readUTF()), in.readInt());
         }
         List<Field> fields = stateFields(optimizer.getClass());
+        Map<Field, Map<String, NDArray>> states = new LinkedHashMap<>();
         int saved = in.readInt();
         for (int k = 0; k < saved; k++) {
             String name = in.readUTF();
@@ -108,18 +121,60 @@ final class OptimizerState {
                                 + fields
                                 + ")");
             }
-            Map<String, Map<Device, NDArray>> state = stateMap(f, optimizer);
-            state.clear();
+            Map<String, NDArray> arrays = new HashMap<>();
             for (int i = in.readInt(); i > 0; i--) {
                 String id = id(idByName, in.readUTF());
                 byte[] bytes = new byte[in.readInt()];
                 in.readFully(bytes);
-                NDArray a = manager.decode(bytes);
-                // As Optimizer.withDefaultState: state arrays belong to no manager.
-                a.detach();
-                Map<Device, NDArray> perDevice = new ConcurrentHashMap<>();
-                perDevice.put(device, a);
-                state.put(id, perDevice);
+                arrays.put(id, manager.decode(bytes));
+            }
+            states.put(f, arrays);
+        }
+        return new Staged(optimizer, device, numUpdate, counts, states);
+    }
+
+    /** Decoded optimizer state, not yet in the optimizer. */
+    static final class Staged {
+
+        private final Optimizer optimizer;
+        private final Device device;
+        private final int numUpdate;
+        private final Map<String, Integer> counts;
+        private final Map<Field, Map<String, NDArray>> states;
+
+        private Staged(
+                Optimizer optimizer,
+                Device device,
+                int numUpdate,
+                Map<String, Integer> counts,
+                Map<Field, Map<String, NDArray>> states) {
+            this.optimizer = optimizer;
+            this.device = device;
+            this.numUpdate = numUpdate;
+            this.counts = counts;
+            this.states = states;
+        }
+
+        /** Replaces the optimizer's state with this one, closing the arrays it replaces. */
+        void apply() {
+            set(field(Optimizer.class, "numUpdate"), optimizer, numUpdate);
+            Map<String, Integer> current = counts(optimizer);
+            current.clear();
+            current.putAll(counts);
+            for (Map.Entry<Field, Map<String, NDArray>> e : states.entrySet()) {
+                Map<String, Map<Device, NDArray>> state = stateMap(e.getKey(), optimizer);
+                // State arrays belong to no manager (as Optimizer.withDefaultState makes them):
+                // the ones replaced here would otherwise never be freed.
+                for (Map<Device, NDArray> perDevice : state.values()) {
+                    perDevice.values().forEach(NDArray::close);
+                }
+                state.clear();
+                for (Map.Entry<String, NDArray> a : e.getValue().entrySet()) {
+                    a.getValue().detach();
+                    Map<Device, NDArray> perDevice = new ConcurrentHashMap<>();
+                    perDevice.put(device, a.getValue());
+                    state.put(a.getKey(), perDevice);
+                }
             }
         }
     }

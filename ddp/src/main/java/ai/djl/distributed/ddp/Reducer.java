@@ -11,10 +11,15 @@ import ai.djl.ndarray.types.Shape;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The gradient reducer of DDP, as PyTorch's {@code Reducer}: flat buckets per {@link
@@ -38,6 +43,7 @@ import java.util.concurrent.CompletionException;
 final class Reducer implements AutoCloseable {
 
     private static final byte[] ZEROS = new byte[1 << 16];
+    private static final Duration WAIT_SLACK = Duration.ofSeconds(5);
 
     private final ProcessGroup group;
     private final NDManager manager;
@@ -49,6 +55,7 @@ final class Reducer implements AutoCloseable {
     private final CommHook hook;
     private final long firstBucketBytes;
     private final long bucketCapBytes;
+    private final Duration waitLimit;
     private BucketAssignment assignment;
     private Bucket[] buckets = new Bucket[0];
     private int[] bucketOf = new int[0];
@@ -97,6 +104,8 @@ final class Reducer implements AutoCloseable {
         this.hook = hook;
         this.firstBucketBytes = firstBucketBytes;
         this.bucketCapBytes = bucketCapBytes;
+        // The group's collectives end by its timeout; a little more lets their failure show.
+        this.waitLimit = group.getTimeout().plus(WAIT_SLACK);
         numels = new long[shapes.length];
         bytes = new long[shapes.length];
         for (int i = 0; i < shapes.length; i++) {
@@ -144,10 +153,10 @@ final class Reducer implements AutoCloseable {
         }
         Pending p = new Pending(consumer, manager.newSubManager());
         pending = p;
-        if (findUnused) {
-            p.usedAnywhere = launchUsedMap(used);
-        }
         try {
+            if (findUnused) {
+                p.usedAnywhere = launchUsedMap(used);
+            }
             for (Bucket b : buckets) {
                 b.fill(source);
                 p.launched.add(hook.reduce(group, b.view(p.step)));
@@ -155,6 +164,16 @@ final class Reducer implements AutoCloseable {
         } catch (RuntimeException e) {
             p.failure = e;
         }
+    }
+
+    /**
+     * Returns whether the pending step failed to launch every bucket's reduction: then it must be
+     * completed ({@link #completeAll}, which throws) before anything else is sent.
+     *
+     * @return whether the pending launch failed
+     */
+    boolean launchFailed() {
+        return pending != null && pending.failure != null;
     }
 
     /**
@@ -214,10 +233,19 @@ final class Reducer implements AutoCloseable {
             return p.waited;
         } finally {
             pending = null;
-            p.step.close();
+            if (!p.abandoned) {
+                // Every launched reduction is over (consume waited for each): nothing writes the
+                // step's arrays any more.
+                p.step.close();
+            }
         }
     }
 
+    /**
+     * Waits for bucket k's reduction and hands it on. Never throws: a failure is recorded, and
+     * later buckets are still waited for, so that no reduction is left writing memory the step
+     * frees.
+     */
     private void consume(Pending p, int k) {
         p.consumed[k] = true;
         long w = System.nanoTime();
@@ -227,13 +255,47 @@ final class Reducer implements AutoCloseable {
         }
         NDArray result = null;
         try {
-            result = p.launched.get(k).join();
-        } catch (CompletionException | java.util.concurrent.CancellationException e) {
+            result = p.launched.get(k).get(waitLimit.toNanos(), TimeUnit.NANOSECONDS);
+            if (result == null) {
+                throw new IllegalStateException(
+                        "comm hook for gradient bucket "
+                                + k
+                                + ": null (expected: the reduced bucket)");
+            }
+        } catch (ExecutionException | CancellationException e) {
             p.failure = p.failure == null ? unwrap(e, k) : p.failure;
+        } catch (TimeoutException e) {
+            // Only a comm hook of the caller's can get here (the group's own collectives fail at
+            // its timeout): its work may still write the step's arrays, so they are left alive.
+            p.abandoned = true;
+            p.failure =
+                    p.failure != null
+                            ? p.failure
+                            : new DistributedException(
+                                    "gradient bucket "
+                                            + k
+                                            + " "
+                                            + buckets[k].paramNames
+                                            + ": the comm hook's reduction did not complete within "
+                                            + waitLimit);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            p.abandoned = true;
+            p.failure =
+                    p.failure != null
+                            ? p.failure
+                            : new DistributedException(
+                                    "interrupted while waiting for gradient bucket " + k, e);
+        } catch (RuntimeException e) {
+            p.failure = p.failure == null ? e : p.failure;
         }
         p.waited += System.nanoTime() - w;
         if (p.failure == null) {
-            buckets[k].consume(result, p.anywhere, p.consumer);
+            try {
+                buckets[k].consume(result, p.anywhere, p.consumer);
+            } catch (RuntimeException e) {
+                p.failure = e;
+            }
         }
     }
 
@@ -265,9 +327,15 @@ final class Reducer implements AutoCloseable {
         if (p != null) {
             for (CompletableFuture<NDArray> f : p.launched) {
                 try {
-                    f.join();
-                } catch (CompletionException | java.util.concurrent.CancellationException e) {
+                    f.get(waitLimit.toNanos(), TimeUnit.NANOSECONDS);
+                } catch (ExecutionException | CancellationException e) {
                     // dropped with the step: nothing will read its buffers
+                } catch (TimeoutException e) {
+                    // A comm hook's work that never ends may still write the buckets: keep them.
+                    return;
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
                 }
             }
         }
@@ -313,7 +381,7 @@ final class Reducer implements AutoCloseable {
         }
     }
 
-    private static RuntimeException unwrap(RuntimeException e, int bucket) {
+    private static RuntimeException unwrap(Exception e, int bucket) {
         Throwable c = e.getCause() == null ? e : e.getCause();
         if (c instanceof RuntimeException) {
             return (RuntimeException) c;
@@ -334,6 +402,7 @@ final class Reducer implements AutoCloseable {
         CompletableFuture<Void> usedAnywhere;
         float[] anywhere;
         RuntimeException failure;
+        boolean abandoned;
         long waited;
         int left = buckets.length;
 
@@ -372,6 +441,18 @@ final class Reducer implements AutoCloseable {
                 ns.add(names.get(params[i]));
             }
             paramNames = List.copyOf(ns);
+            long size = n * types[params[0]].getNumOfBytes();
+            if (size > Integer.MAX_VALUE) {
+                throw new IllegalArgumentException(
+                        "gradient bucket "
+                                + index
+                                + " "
+                                + paramNames
+                                + ": "
+                                + size
+                                + " bytes (expected: under 2 GiB; a parameter that large alone"
+                                + " cannot be reduced)");
+            }
             owner = manager.newSubManager();
             buffer = owner.zeros(new Shape(n), types[params[0]]);
             memory = DirectBuffers.view(buffer, "gradient bucket " + index);

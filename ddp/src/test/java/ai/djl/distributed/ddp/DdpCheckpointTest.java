@@ -7,6 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.djl.Model;
 import ai.djl.ndarray.types.Shape;
+import ai.djl.nn.Activation;
+import ai.djl.nn.Block;
+import ai.djl.nn.SequentialBlock;
+import ai.djl.nn.core.Linear;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -81,6 +85,77 @@ class DdpCheckpointTest {
         assertFalse(
                 Arrays.equals(
                         half.get(0).get("05Linear_weight"), whole.get(0).get("05Linear_weight")));
+    }
+
+    /** Rank 0 cannot write (the directory is a file): every rank fails, none waits. */
+    @Test
+    void aSaveThatFailsOnRankZeroFailsOnEveryRank(@TempDir Path dir) throws Exception {
+        Path notADirectory = Files.writeString(dir.resolve("file"), "x");
+        List<String> outcomes =
+                Ranks.run(
+                        2,
+                        (group, manager) -> {
+                            try (Model model = Model.newInstance("ddp");
+                                    DistributedDataParallel t =
+                                            trainer(model, Fixture.mlp(), group)) {
+                                DdpCheckpoint.save(t, notADirectory.resolve("ddp.ckpt"), Map.of());
+                                return "saved";
+                            } catch (IOException e) {
+                                return "failed: " + e.getMessage();
+                            }
+                        });
+        assertTrue(outcomes.get(0).startsWith("failed"), outcomes.get(0));
+        assertTrue(outcomes.get(1).startsWith("failed: rank 0 could not write"), outcomes.get(1));
+    }
+
+    /**
+     * A checkpoint whose last layer does not fit the model fails before anything is restored: the
+     * layers before it keep their values.
+     */
+    @Test
+    void aCheckpointThatDoesNotFitChangesNothing(@TempDir Path dir) throws Exception {
+        Path ckpt = dir.resolve("ddp.ckpt");
+        train(0, 2, null, ckpt, dir.resolve("x"));
+        List<Boolean> unchanged =
+                Ranks.run(
+                        2,
+                        (group, manager) -> {
+                            Block wider =
+                                    new SequentialBlock()
+                                            .add(Linear.builder().setUnits(32).build())
+                                            .add(Activation::relu)
+                                            .add(Linear.builder().setUnits(16).build())
+                                            .add(Activation::relu)
+                                            .add(Linear.builder().setUnits(5).build());
+                            try (Model model = Model.newInstance("ddp");
+                                    DistributedDataParallel t = trainer(model, wider, group)) {
+                                Map<String, float[]> before = Fixture.snapshot(wider);
+                                IllegalStateException e =
+                                        assertThrows(
+                                                IllegalStateException.class,
+                                                () -> DdpCheckpoint.load(t, ckpt));
+                                assertTrue(
+                                        e.getMessage().contains("05Linear_weight"), e.getMessage());
+                                Fixture.assertSame(before, Fixture.snapshot(wider));
+                                return true;
+                            }
+                        });
+        assertEquals(List.of(true, true), unchanged);
+    }
+
+    private static DistributedDataParallel trainer(
+            Model model, Block block, ai.djl.distributed.pg.ProcessGroup group) {
+        model.setBlock(block);
+        DistributedDataParallel t =
+                DistributedDataParallel.builder()
+                        .setModel(model)
+                        .setTrainingConfig(
+                                Fixture.config(Fixture.adamW())
+                                        .optInitializer(Fixture.deterministic(), p -> true))
+                        .setProcessGroup(group)
+                        .build();
+        t.initialize(new Shape(BATCH, Fixture.IN));
+        return t;
     }
 
     @Test

@@ -2,6 +2,9 @@ package ai.djl.distributed.ddp;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.djl.distributed.pg.ProcessGroup;
 import ai.djl.ndarray.NDArray;
@@ -17,6 +20,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 
 /** The reducer on hand-made gradients whose averages are exact in float32. */
 @Timeout(60)
@@ -114,6 +118,58 @@ class ReducerTest {
                             }
                         });
         assertEquals(3, results.size());
+    }
+
+    /**
+     * A consumer failing on the first bucket fails the step with its own exception, once every
+     * bucket's reduction is over; the next step is reduced exactly.
+     */
+    @Test
+    void aFailedStepLeavesTheReducerReadyForTheNext() throws Exception {
+        Ranks.run(
+                2,
+                (group, m) -> {
+                    try (Reducer r = reducer(group, m, CommHooks.allReduce(), 8, 24)) {
+                        IllegalStateException e =
+                                assertThrows(
+                                        IllegalStateException.class,
+                                        () ->
+                                                r.reduce(
+                                                        p -> gradient(m, group.getRank(), p),
+                                                        all(),
+                                                        false,
+                                                        (p, g) -> {
+                                                            throw new IllegalStateException(
+                                                                    "consumer failed on " + p);
+                                                        }));
+                        assertTrue(e.getMessage().startsWith("consumer failed"), e.getMessage());
+                        assertFalse(r.isPending());
+                        Map<Integer, float[]> got = reduceOnce(r, m, group.getRank(), all(), false);
+                        for (int p = 0; p < SHAPES.length; p++) {
+                            assertArrayEquals(average(2, p), got.get(p), NAMES.get(p));
+                        }
+                    }
+                    return null;
+                });
+    }
+
+    @Test
+    void aHookReturningNullIsNamed() throws Exception {
+        Ranks.run(
+                2,
+                (group, m) -> {
+                    CommHook broken = (g, bucket) -> CompletableFuture.completedFuture(null);
+                    try (Reducer r = reducer(group, m, broken, 8, 24)) {
+                        IllegalStateException e =
+                                assertThrows(
+                                        IllegalStateException.class,
+                                        () -> reduceOnce(r, m, group.getRank(), all(), false));
+                        assertTrue(
+                                e.getMessage().contains("bucket 0: null (expected: the reduced"),
+                                e.getMessage());
+                    }
+                    return null;
+                });
     }
 
     @Test

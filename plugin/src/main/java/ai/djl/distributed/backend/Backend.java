@@ -191,7 +191,10 @@ public interface Backend extends AutoCloseable {
         throw new NotSupportedException(getName(), "recv");
     }
 
-    /** Releases the backend's connections and threads; pending operations fail. Idempotent. */
+    /**
+     * Releases the backend's connections and threads. Blocks while operations already started
+     * finish, or fail at their deadline; operations started afterwards fail. Idempotent.
+     */
     @Override
     void close();
 }

@@ -39,9 +39,17 @@ final class Checks {
                             + TYPES
                             + ")");
         }
-        if (array.size() > Integer.MAX_VALUE / 8) {
+        long bytes = array.size() * array.getDataType().getNumOfBytes();
+        if (bytes > Integer.MAX_VALUE) {
             throw new IllegalArgumentException(
-                    name + ": " + array.size() + " elements (expected: under 2 GiB in all)");
+                    name
+                            + ": "
+                            + array.size()
+                            + " elements of "
+                            + array.getDataType()
+                            + ", "
+                            + bytes
+                            + " bytes (expected: under 2 GiB)");
         }
         return array;
     }
@@ -146,6 +154,12 @@ final class Checks {
             throw new IllegalArgumentException(
                     name + ": " + array.size() + " elements (expected: " + expected + ")");
         }
+    }
+
+    /** Returns the elements in one row (along the first dimension) of an array. */
+    static long rowElements(NDArray array) {
+        Shape shape = array.getShape();
+        return shape.isScalar() ? 1 : shape.slice(1).size();
     }
 
     static long[] splits(String name, long[] splits, NDArray array, int size) {

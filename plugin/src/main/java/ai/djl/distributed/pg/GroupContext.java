@@ -51,13 +51,20 @@ final class GroupContext {
     }
 
     Optional<ProcessGroup> newGroup(int[] ranks, Duration timeout) {
-        int[] sorted = ranks.clone();
+        int[] sorted;
+        if (ranks == null || ranks.length == 0) {
+            // As new_group() and new_group([]): every rank of the world.
+            sorted = new int[worldSize];
+            Arrays.setAll(sorted, i -> i);
+        } else {
+            sorted = ranks.clone();
+        }
         Arrays.sort(sorted);
         for (int i = 0; i < sorted.length; i++) {
             if (sorted[i] < 0 || sorted[i] >= worldSize || (i > 0 && sorted[i] == sorted[i - 1])) {
                 throw new IllegalArgumentException(
                         "ranks: "
-                                + Arrays.toString(ranks)
+                                + Arrays.toString(sorted)
                                 + " (expected: distinct world ranks in [0, "
                                 + worldSize
                                 + "))");
@@ -70,7 +77,7 @@ final class GroupContext {
             name = String.valueOf(nextGroup++);
         }
         int groupRank = Arrays.binarySearch(sorted, worldRank);
-        if (sorted.length == 0 || groupRank < 0) {
+        if (groupRank < 0) {
             return Optional.empty();
         }
         return Optional.of(create(name, groupRank, sorted, timeout));
@@ -100,23 +107,26 @@ final class GroupContext {
         List<ProcessGroup> toClose;
         synchronized (this) {
             if (group != world) {
-                if (groups.remove(group)) {
-                    group.backend().close();
+                if (!groups.remove(group)) {
+                    return;
                 }
-                return;
+                toClose = List.of(group);
+            } else {
+                if (closed) {
+                    return;
+                }
+                closed = true;
+                toClose = new ArrayList<>(groups);
+                groups.clear();
             }
-            if (closed) {
-                return;
-            }
-            closed = true;
-            toClose = new ArrayList<>(groups);
-            groups.clear();
         }
-        // Sub-groups first, then the world, then the store they all met in.
+        // Outside the lock: a backend lets its queued operations finish first, for up to its
+        // timeout, and meanwhile every other group must stay usable. Sub-groups close first, then
+        // the world, then the store they all met in.
         for (int i = toClose.size() - 1; i >= 0; i--) {
             toClose.get(i).backend().close();
         }
-        if (ownsStore) {
+        if (group == world && ownsStore) {
             userStore.close();
         }
     }

@@ -112,6 +112,12 @@ public final class ObjectCollectives {
                             + size
                             + " payloads on the source)");
         }
+        if (root && payloads.contains(null)) {
+            throw new IllegalArgumentException(
+                    "payloads["
+                            + payloads.indexOf(null)
+                            + "]: null (expected: a payload for every rank)");
+        }
         try (NDManager m = NDManager.newBaseManager(ai.djl.Device.cpu())) {
             long[] all = new long[size];
             if (root) {

@@ -137,7 +137,8 @@ public final class ProcessGroup implements AutoCloseable {
      * world must call this, in the same order relative to other {@code newGroup} calls, even ranks
      * that are not members. Blocks until the members have connected.
      *
-     * @param ranks the members' world ranks (sorted; a member's group rank is its position)
+     * @param ranks the members' world ranks, in any order (a member's group rank is its position
+     *     among them sorted); none for every rank of the world, as {@code new_group()}
      * @return the group, or empty on a rank that is not a member
      */
     public java.util.Optional<ProcessGroup> newGroup(int... ranks) {
@@ -448,6 +449,8 @@ public final class ProcessGroup implements AutoCloseable {
                 outputs.get(0),
                 inputs.get(0).getDataType(),
                 outputs.get(0).getShape());
+        // This rank's own block never crosses the wire, so no peer could catch a mismatch there.
+        Checks.elements("outputs[" + rank + "]", outputs.get(rank), inputs.get(rank).size());
         return run(() -> backend.allToAll(List.copyOf(outputs), List.copyOf(inputs)));
     }
 
@@ -481,6 +484,25 @@ public final class ProcessGroup implements AutoCloseable {
         Checks.like("output", output, input.getDataType(), output.getShape());
         long[] outs = Checks.splits("output", outputSplits, output, size);
         long[] ins = Checks.splits("input", inputSplits, input, size);
+        // This rank's own block never crosses the wire, so no peer could catch a mismatch there.
+        long outElements = outs[rank] * Checks.rowElements(output);
+        long inElements = ins[rank] * Checks.rowElements(input);
+        if (outElements != inElements) {
+            throw new IllegalArgumentException(
+                    "output splits["
+                            + rank
+                            + "]: "
+                            + outs[rank]
+                            + " rows, "
+                            + outElements
+                            + " elements (expected: as many elements as input splits["
+                            + rank
+                            + "], "
+                            + ins[rank]
+                            + " rows of "
+                            + inElements
+                            + " elements: this rank's block to itself)");
+        }
         return run(() -> backend.allToAllSingle(output, input, outs, ins));
     }
 
@@ -557,6 +579,25 @@ public final class ProcessGroup implements AutoCloseable {
      * @return one work per operation, in order
      */
     public List<Work> batchIsendIrecv(List<P2POp> ops) {
+        // Every operation is checked before any is posted: a bad one must not leave the others
+        // half sent, with no Work to show for them.
+        if (ops == null) {
+            throw new IllegalArgumentException("ops: null (expected: a list of P2POp)");
+        }
+        for (int i = 0; i < ops.size(); i++) {
+            P2POp op = ops.get(i);
+            if (op == null) {
+                throw new IllegalArgumentException(
+                        "ops[" + i + "]: null (expected: a P2POp.isend or P2POp.irecv)");
+            }
+            Checks.array("ops[" + i + "] array", op.getArray());
+            Checks.peer(
+                    op.isSend() ? "ops[" + i + "] dst" : "ops[" + i + "] src",
+                    op.getPeer(),
+                    rank,
+                    size);
+            Checks.tag(op.getTag());
+        }
         List<Work> works = new ArrayList<>(ops.size());
         for (P2POp op : ops) {
             works.add(

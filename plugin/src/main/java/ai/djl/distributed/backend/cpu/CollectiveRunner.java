@@ -75,6 +75,10 @@ final class CollectiveRunner implements AutoCloseable {
                             : op.getType();
         }
         ReduceOp.Type reduce = elementOp;
+        // The timeout counts from submission, queueing included (as PyTorch's NCCL work counts
+        // from enqueueing): so a caller's bounded wait always outlasts the collective, which can
+        // never still be writing the caller's arrays after that wait gives up.
+        Deadline deadline = Deadline.after(timeout);
         CompletableFuture<Void> future = new CompletableFuture<>();
         long seq;
         String what;
@@ -98,7 +102,7 @@ final class CollectiveRunner implements AutoCloseable {
                                     synchronized (this) {
                                         queued--;
                                     }
-                                    run(seq, sig, type, reduce, body, future, what);
+                                    run(seq, sig, type, reduce, body, deadline, future, what);
                                 } finally {
                                     executing.unlock();
                                 }
@@ -111,7 +115,7 @@ final class CollectiveRunner implements AutoCloseable {
         }
         if (inline) {
             try {
-                run(seq, sig, type, reduce, body, future, what);
+                run(seq, sig, type, reduce, body, deadline, future, what);
             } finally {
                 executing.unlock();
             }
@@ -125,6 +129,7 @@ final class CollectiveRunner implements AutoCloseable {
             DataType type,
             ReduceOp.Type reduce,
             Consumer<CollectiveContext> body,
+            Deadline deadline,
             CompletableFuture<Void> future,
             String what) {
         CommunicationException failed = transport.getFailure();
@@ -137,7 +142,6 @@ final class CollectiveRunner implements AutoCloseable {
             return;
         }
         try {
-            Deadline deadline = Deadline.after(timeout);
             transport.beginCollective(seq, sig);
             body.accept(
                     new CollectiveContext(

@@ -75,7 +75,7 @@ public final class CpuBackend implements Backend {
     /** {@inheritDoc} */
     @Override
     public Work broadcast(NDArray array, int root) {
-        NdRegion region = region(array, true);
+        NdRegion region = region(array);
         return runner.submit(
                 sig(BROADCAST, array.getDataType(), null, root, array.size()),
                 array.getDataType(),
@@ -108,7 +108,7 @@ public final class CpuBackend implements Backend {
     @Override
     public Work reduce(NDArray array, int root, ReduceOp op) {
         DataType type = array.getDataType();
-        NdRegion region = region(array, transport.getRank() == root);
+        NdRegion region = region(array);
         int count = Math.toIntExact(array.size());
         return runner.submit(
                 sig(REDUCE, type, op, root, count),
@@ -126,8 +126,8 @@ public final class CpuBackend implements Backend {
     /** {@inheritDoc} */
     @Override
     public Work allGather(List<NDArray> outputs, NDArray input) {
-        NdRegion in = region(input, false);
-        NdRegion[] outs = regions(outputs, true);
+        NdRegion in = region(input);
+        NdRegion[] outs = regions(outputs);
         return runner.submit(
                 sig(ALL_GATHER, input.getDataType(), null, 0, input.size()),
                 input.getDataType(),
@@ -143,8 +143,8 @@ public final class CpuBackend implements Backend {
     /** {@inheritDoc} */
     @Override
     public Work allGatherIntoTensor(NDArray output, NDArray input) {
-        NdRegion in = region(input, false);
-        NdRegion out = region(output, true);
+        NdRegion in = region(input);
+        NdRegion out = region(output);
         int p = transport.getSize();
         return runner.submit(
                 sig(ALL_GATHER, input.getDataType(), null, 0, input.size()),
@@ -161,8 +161,8 @@ public final class CpuBackend implements Backend {
     /** {@inheritDoc} */
     @Override
     public Work gather(List<NDArray> outputs, NDArray input, int root) {
-        NdRegion in = region(input, false);
-        NdRegion[] outs = regions(outputs, true);
+        NdRegion in = region(input);
+        NdRegion[] outs = regions(outputs);
         return runner.submit(
                 sig(GATHER, input.getDataType(), null, root, input.size()),
                 input.getDataType(),
@@ -176,8 +176,8 @@ public final class CpuBackend implements Backend {
     /** {@inheritDoc} */
     @Override
     public Work scatter(NDArray output, List<NDArray> inputs, int root) {
-        NdRegion out = region(output, true);
-        NdRegion[] ins = regions(inputs, false);
+        NdRegion out = region(output);
+        NdRegion[] ins = regions(inputs);
         return runner.submit(
                 sig(SCATTER, output.getDataType(), null, root, output.size()),
                 output.getDataType(),
@@ -202,7 +202,7 @@ public final class CpuBackend implements Backend {
 
     private Work reduceScatter(NDArray output, Packed packed, ReduceOp op) {
         DataType type = output.getDataType();
-        NdRegion out = region(output, true);
+        NdRegion out = region(output);
         int count = Math.toIntExact(output.size());
         int p = transport.getSize();
         return runner.submit(
@@ -226,8 +226,8 @@ public final class CpuBackend implements Backend {
     /** {@inheritDoc} */
     @Override
     public Work allToAll(List<NDArray> outputs, List<NDArray> inputs) {
-        NdRegion[] outs = regions(outputs, true);
-        NdRegion[] ins = regions(inputs, false);
+        NdRegion[] outs = regions(outputs);
+        NdRegion[] ins = regions(inputs);
         DataType type = inputs.get(0).getDataType();
         return runner.submit(
                 sig(ALL_TO_ALL, type, null, 0, 0),
@@ -243,8 +243,8 @@ public final class CpuBackend implements Backend {
     @Override
     public Work allToAllSingle(
             NDArray output, NDArray input, long[] outputSplits, long[] inputSplits) {
-        NdRegion out = region(output, true);
-        NdRegion in = region(input, false);
+        NdRegion out = region(output);
+        NdRegion in = region(input);
         DataType type = input.getDataType();
         int outRow = rowBytes(output);
         int inRow = rowBytes(input);
@@ -271,13 +271,13 @@ public final class CpuBackend implements Backend {
     /** {@inheritDoc} */
     @Override
     public Work send(NDArray array, int dst, int tag) {
-        return p2p.send(region(array, false), array, dst, tag);
+        return p2p.send(region(array), array, dst, tag);
     }
 
     /** {@inheritDoc} */
     @Override
     public Work recv(NDArray array, int src, int tag) {
-        return p2p.recv(region(array, true), array, src, tag);
+        return p2p.recv(region(array), array, src, tag);
     }
 
     /** {@inheritDoc} */
@@ -288,18 +288,18 @@ public final class CpuBackend implements Backend {
         manager.close();
     }
 
-    NdRegion region(NDArray array, boolean output) {
+    NdRegion region(NDArray array) {
         if (!Device.Type.CPU.equals(array.getDevice().getDeviceType())) {
             throw new IllegalArgumentException(
                     "array: on " + array.getDevice() + " (expected: cpu() for the cpu backend)");
         }
-        return NdRegion.of(array, output);
+        return NdRegion.of(array);
     }
 
-    private NdRegion[] regions(List<NDArray> arrays, boolean output) {
+    private NdRegion[] regions(List<NDArray> arrays) {
         NdRegion[] r = new NdRegion[arrays.size()];
         for (int i = 0; i < r.length; i++) {
-            r[i] = region(arrays.get(i), output);
+            r[i] = region(arrays.get(i));
         }
         return r;
     }

@@ -26,7 +26,7 @@ final class Packed {
         NdRegion[] regions = new NdRegion[arrays.size()];
         long count = 0;
         for (int i = 0; i < regions.length; i++) {
-            regions[i] = backend.region(arrays.get(i), true);
+            regions[i] = backend.region(arrays.get(i));
             count += arrays.get(i).size();
         }
         int n = Math.toIntExact(count);

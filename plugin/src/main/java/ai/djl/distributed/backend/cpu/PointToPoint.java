@@ -1,5 +1,6 @@
 package ai.djl.distributed.backend.cpu;
 
+import ai.djl.distributed.backend.CommunicationException;
 import ai.djl.distributed.backend.cpu.transport.OpSignature;
 import ai.djl.distributed.backend.cpu.transport.Transfer;
 import ai.djl.distributed.backend.cpu.transport.Transport;
@@ -10,13 +11,20 @@ import ai.djl.ndarray.NDArray;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Sends and receives with tags. The n-th send from rank a to rank b with tag t matches the n-th
  * receive on b from a with tag t, whatever the order of other tags, as in MPI; each message is
- * posted to the transport when issued, outside the collectives' queue.
+ * posted to the transport when issued, outside the collectives' queue. A transfer still pending
+ * after the group's timeout fails the group, as a collective's does.
  */
 final class PointToPoint {
+
+    /** How much longer than the timeout {@link Work#waitFor()} waits for the failure to show. */
+    private static final Duration WAIT_SLACK = Duration.ofSeconds(5);
 
     private final Transport transport;
     private final Duration timeout;
@@ -32,17 +40,44 @@ final class PointToPoint {
         OpSignature sig = signature(array, tag);
         long slot = Transport.p2pSlot(tag, next(sent, dst, tag));
         Transfer t = transport.send(dst, slot, sig, region.buffer());
-        return new FutureWork("send to rank " + dst + " of " + sig, t.future(), timeout);
+        String what = "send to rank " + dst + " of " + sig;
+        return new FutureWork(what, bounded(t, what, dst), timeout.plus(WAIT_SLACK));
     }
 
     Work recv(NdRegion region, NDArray array, int src, int tag) {
         OpSignature sig = signature(array, tag);
         long slot = Transport.p2pSlot(tag, next(received, src, tag));
         Transfer t = transport.recv(src, slot, sig, region.buffer());
+        String what = "recv from rank " + src + " of " + sig;
         return new FutureWork(
-                "recv from rank " + src + " of " + sig,
-                t.future().thenRun(region::writeBack),
-                timeout);
+                what, bounded(t, what, src).thenRun(region::writeBack), timeout.plus(WAIT_SLACK));
+    }
+
+    /**
+     * Returns the transfer's future, failing the group when the transfer outlives the group's
+     * timeout, as a collective does: a posted transfer keeps the caller's memory, and only an abort
+     * guarantees that nothing reads or writes it once its caller has given up.
+     */
+    private CompletableFuture<Void> bounded(Transfer t, String what, int peer) {
+        CompletableFuture<Void> f = t.future();
+        f.copy()
+                .orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                .whenComplete(
+                        (v, e) -> {
+                            if (e instanceof TimeoutException) {
+                                transport.abort(
+                                        new CommunicationException(
+                                                what
+                                                        + " did not complete within "
+                                                        + timeout
+                                                        + " (did rank "
+                                                        + peer
+                                                        + " die, stall, or not post the matching"
+                                                        + " operation?); the group is aborted",
+                                                peer));
+                            }
+                        });
+        return f;
     }
 
     private static OpSignature signature(NDArray array, int tag) {

@@ -1,0 +1,231 @@
+package ai.djl.distributed.pg;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ai.djl.distributed.DistributedException;
+import ai.djl.distributed.testing.MultiRank;
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDManager;
+import ai.djl.ndarray.types.Shape;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Semantics at the edges of the process-group API: views written through, arguments checked on this
+ * rank before anything is sent, {@code newGroup()} without ranks, point-to-point deadlines and
+ * closing a sub-group while others work.
+ */
+@Timeout(120)
+class ProcessGroupSemanticsTest {
+
+    private static final Duration T = Duration.ofSeconds(30);
+
+    /**
+     * In-place collectives on a view (a column, a transpose) write through to the array it views,
+     * as PyTorch's do, and leave no copy behind in the array's manager.
+     */
+    @Test
+    void collectivesOnViewsWriteThroughToTheViewedArray() throws Exception {
+        MultiRank.run(
+                2,
+                T,
+                (g, m) -> {
+                    int r = g.getRank();
+                    try (NDManager s = m.newSubManager()) {
+                        // w = [[0 1 2] [3 4 5]] + 10r; its column 0 is not contiguous
+                        NDArray w = s.arange(0f, 6f).add(10f * r).reshape(2, 3);
+                        NDArray column = w.get(":, 0");
+                        int before = s.getManagedArrays().size();
+                        g.allReduce(column, ReduceOp.SUM);
+                        // Column 0 summed over ranks (0 + 10, 3 + 13), the rest untouched.
+                        float[] want = {
+                            10f, 1 + 10f * r, 2 + 10f * r, 16f, 4 + 10f * r, 5 + 10f * r
+                        };
+                        assertArrayEquals(want, w.toFloatArray());
+                        assertEquals(before, s.getManagedArrays().size(), "arrays left in manager");
+
+                        // A transposed output of a broadcast, and a column as an all-gather output.
+                        NDArray b = s.arange(0f, 6f).add(100f * r).reshape(2, 3);
+                        g.broadcast(b.transpose(), 1);
+                        assertArrayEquals(
+                                new float[] {100, 101, 102, 103, 104, 105}, b.toFloatArray());
+                        NDArray table = s.zeros(new Shape(2, 2));
+                        List<NDArray> outs = List.of(table.get(":, 0"), table.get(":, 1"));
+                        g.allGather(outs, s.create(new float[] {r, r + 0.5f}));
+                        assertArrayEquals(new float[] {0f, 1f, 0.5f, 1.5f}, table.toFloatArray());
+                    }
+                    return null;
+                });
+    }
+
+    @Test
+    void allToAllChecksThisRanksOwnBlock() throws Exception {
+        MultiRank.run(
+                2,
+                T,
+                (g, m) -> {
+                    int r = g.getRank();
+                    List<NDArray> ins = List.of(m.zeros(new Shape(2)), m.zeros(new Shape(2)));
+                    List<NDArray> outs = new ArrayList<>(ins.size());
+                    outs.add(m.zeros(new Shape(2)));
+                    outs.add(m.zeros(new Shape(2)));
+                    outs.set(r, m.zeros(new Shape(3)));
+                    IllegalArgumentException e =
+                            assertThrows(
+                                    IllegalArgumentException.class, () -> g.allToAll(outs, ins));
+                    assertTrue(e.getMessage().startsWith("outputs[" + r + "]: 3"), e.getMessage());
+
+                    NDArray in = m.zeros(new Shape(4, 2));
+                    NDArray out = m.zeros(new Shape(5, 2));
+                    long[] outSplits = r == 0 ? new long[] {3, 2} : new long[] {2, 3};
+                    e =
+                            assertThrows(
+                                    IllegalArgumentException.class,
+                                    () -> g.allToAllSingle(out, in, outSplits, null));
+                    assertTrue(
+                            e.getMessage().startsWith("output splits[" + r + "]: 3 rows"),
+                            e.getMessage());
+                    // Nothing was sent: the group still works.
+                    NDArray ok = m.create(new float[] {1});
+                    g.allReduce(ok);
+                    assertEquals(2f, ok.getFloat(0));
+                    return null;
+                });
+    }
+
+    @Test
+    void aBatchWithABadOperationPostsNone() throws Exception {
+        MultiRank.run(
+                2,
+                T,
+                (g, m) -> {
+                    int peer = 1 - g.getRank();
+                    NDArray a = m.create(new float[] {g.getRank() + 1f});
+                    NDArray b = m.zeros(new Shape(1));
+                    IllegalArgumentException e =
+                            assertThrows(
+                                    IllegalArgumentException.class,
+                                    () ->
+                                            g.batchIsendIrecv(
+                                                    List.of(
+                                                            P2POp.isend(a, peer, 0),
+                                                            P2POp.irecv(b, peer, -1))));
+                    assertTrue(e.getMessage().startsWith("tag: -1"), e.getMessage());
+                    List<P2POp> withNull = new ArrayList<>();
+                    withNull.add(P2POp.isend(a, peer, 0));
+                    withNull.add(null);
+                    e =
+                            assertThrows(
+                                    IllegalArgumentException.class,
+                                    () -> g.batchIsendIrecv(withNull));
+                    assertTrue(e.getMessage().startsWith("ops[1]: null"), e.getMessage());
+                    // Had the first send gone out, this receive would take its value (1 or 2)
+                    // rather than the peer's 10 or 20.
+                    NDArray c = m.create(new float[] {(g.getRank() + 1) * 10f});
+                    for (Work w :
+                            g.batchIsendIrecv(
+                                    List.of(P2POp.isend(c, peer, 0), P2POp.irecv(b, peer, 0)))) {
+                        w.waitFor();
+                    }
+                    assertEquals((peer + 1) * 10f, b.getFloat(0));
+                    return null;
+                });
+    }
+
+    @Test
+    void newGroupWithoutRanksIsTheWholeWorld() throws Exception {
+        MultiRank.run(
+                3,
+                T,
+                (g, m) -> {
+                    Optional<ProcessGroup> all = g.newGroup();
+                    assertTrue(all.isPresent());
+                    assertEquals(3, all.get().getSize());
+                    assertEquals(g.getRank(), all.get().getRank());
+                    NDArray a = m.create(new float[] {g.getRank()});
+                    all.get().allReduce(a);
+                    assertEquals(3f, a.getFloat(0));
+                    all.get().close();
+                    return null;
+                });
+    }
+
+    /**
+     * A receive that nothing matches fails the group at the group's timeout, naming the peer, and
+     * the peer's next collective fails too: the receive's memory is never written afterwards.
+     */
+    @Test
+    void anUnmatchedReceiveFailsTheGroupAtItsTimeout() throws Exception {
+        MultiRank.run(
+                2,
+                Duration.ofSeconds(2),
+                (g, m) -> {
+                    NDArray a = m.zeros(new Shape(4));
+                    long start = System.nanoTime();
+                    if (g.getRank() == 0) {
+                        DistributedException e =
+                                assertThrows(DistributedException.class, () -> g.recv(a, 1, 7));
+                        assertTrue(
+                                e.getMessage().contains("recv from rank 1")
+                                        && e.getMessage().contains("did not complete within"),
+                                e.getMessage());
+                        double seconds = (System.nanoTime() - start) / 1e9;
+                        assertTrue(seconds >= 1.5 && seconds < 7, seconds + " s");
+                    } else {
+                        // Rank 1 never sends; past rank 0's timeout, its group has been aborted.
+                        Thread.sleep(3000);
+                        DistributedException e =
+                                assertThrows(DistributedException.class, () -> g.barrier());
+                        assertTrue(
+                                e.getMessage().contains("did not complete within"), e.getMessage());
+                    }
+                    return null;
+                });
+    }
+
+    /**
+     * Closing a sub-group waits for its queued collectives (here one that a peer never joins, up to
+     * the timeout); meanwhile the world group keeps working.
+     */
+    @Test
+    void closingASubGroupDoesNotBlockTheWorld() throws Exception {
+        MultiRank.run(
+                2,
+                Duration.ofSeconds(4),
+                (g, m) -> {
+                    ProcessGroup sub = g.newGroup(0, 1).orElseThrow();
+                    if (g.getRank() == 0) {
+                        Work stuck = sub.allReduceAsync(m.zeros(new Shape(1)), ReduceOp.SUM);
+                        CompletableFuture<Void> closing = CompletableFuture.runAsync(sub::close);
+                        Thread.sleep(200);
+                        long start = System.nanoTime();
+                        NDArray a = m.create(new float[] {1});
+                        g.allReduce(a);
+                        double seconds = (System.nanoTime() - start) / 1e9;
+                        assertEquals(2f, a.getFloat(0));
+                        assertTrue(seconds < 2, "the world waited " + seconds + " s");
+                        g.barrier();
+                        closing.get();
+                        assertTrue(stuck.isCompleted() && !stuck.isSuccess(), stuck.toString());
+                    } else {
+                        // Rank 1 keeps the sub-group open, never joining its all-reduce.
+                        NDArray a = m.create(new float[] {1});
+                        g.allReduce(a);
+                        assertEquals(2f, a.getFloat(0));
+                        g.barrier();
+                        sub.close();
+                    }
+                    return null;
+                });
+    }
+}
