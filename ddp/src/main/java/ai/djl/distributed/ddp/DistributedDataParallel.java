@@ -46,8 +46,11 @@ import java.util.function.Predicate;
  *       order the parameters were used), reduces each bucket asynchronously in bucket order with
  *       the {@link CommHook} (default: all-reduce and average), and runs the optimizer on each
  *       bucket's parameters as soon as that bucket is reduced, reading the reduced buffer directly.
- *       Then, by default, it re-broadcasts the buffers (parameters without gradients, such as
- *       running statistics) from rank 0, as PyTorch does before each forward pass.
+ *       Then, by default, it re-broadcasts the buffers (parameters without gradients that hold
+ *       state, such as running statistics: types RUNNING_MEAN, RUNNING_VAR and OTHER) from rank 0,
+ *       as PyTorch does before each forward pass. Frozen weights, biases, gammas and betas are
+ *       synchronized once, with the rest; freezing or unfreezing a parameter after that fails the
+ *       next step, as in PyTorch.
  *   <li>Evaluators and the loss report averages over the ranks at each epoch's end ({@code
  *       onEpoch}), so DJL's training results and logs show the whole job; on ranks other than 0
  *       DJL's listeners that print or write (logging and its progress bar, model saving, timing,
@@ -91,6 +94,7 @@ public final class DistributedDataParallel extends Trainer {
     private List<String> names = List.of();
     private Parameter[] params = new Parameter[0];
     private Parameter[] buffers = new Parameter[0];
+    private Parameter[] frozen = new Parameter[0];
     private Reducer reducer;
 
     private DistributedDataParallel(Model model, DdpTrainingConfig config, Builder builder) {
@@ -183,6 +187,7 @@ public final class DistributedDataParallel extends Trainer {
                 }
             }
         } else if (reducer != null) {
+            checkTrainableUnchanged();
             boolean[] used = used(useOrder);
             Reducer.GradientSource source =
                     p -> {
@@ -387,8 +392,9 @@ public final class DistributedDataParallel extends Trainer {
         ModelSync.verifyAcrossRanks(group, layout.signature());
         params = layout.grads();
         buffers = layout.buffers();
+        frozen = layout.frozen();
         names = layout.gradNames();
-        ModelSync.broadcast(group, values(params, buffers));
+        ModelSync.broadcast(group, values(params, buffers, frozen));
         String[] ids = new String[params.length];
         Shape[] shapes = new Shape[params.length];
         DataType[] types = new DataType[params.length];
@@ -448,6 +454,35 @@ public final class DistributedDataParallel extends Trainer {
             ready[i] = useOrder[useOrder.length - 1 - i];
         }
         return ready;
+    }
+
+    /**
+     * Fails a step after a parameter was frozen or unfrozen since the parameters were synchronized:
+     * the buckets, and what each rank sends, were laid out for the earlier set (PyTorch's DDP has
+     * the same rule).
+     */
+    private void checkTrainableUnchanged() {
+        for (int i = 0; i < params.length; i++) {
+            if (!params[i].requiresGradient()) {
+                throw new IllegalStateException(
+                        "parameter "
+                                + names.get(i)
+                                + " was frozen after DDP laid out its buckets (expected: freeze"
+                                + " parameters before trainer.initialize or the first step)");
+            }
+        }
+        for (Parameter[] none : new Parameter[][] {buffers, frozen}) {
+            for (Parameter p : none) {
+                if (p.requiresGradient()) {
+                    throw new IllegalStateException(
+                            "parameter "
+                                    + p.getName()
+                                    + " was unfrozen after DDP laid out its buckets (expected:"
+                                    + " unfreeze parameters before trainer.initialize or the first"
+                                    + " step)");
+                }
+            }
+        }
     }
 
     private void recordWait(long nanos) {

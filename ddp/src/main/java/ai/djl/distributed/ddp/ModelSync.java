@@ -20,15 +20,22 @@ import java.util.function.Function;
 final class ModelSync {
 
     /**
-     * A model's parameters split into those averaged (gradients) and buffers.
+     * A model's parameters split into those averaged (gradients), buffers and frozen parameters.
      *
      * @param gradNames the names of the parameters that take gradients, in definition order
      * @param grads those parameters
-     * @param buffers the parameters that take no gradient
+     * @param buffers the parameters that take no gradient and are state, such as running statistics
+     *     (types RUNNING_MEAN, RUNNING_VAR and OTHER): PyTorch's module buffers
+     * @param frozen weights, biases, gammas and betas that take no gradient (a frozen backbone):
+     *     synchronized once, as PyTorch's parameters with {@code requires_grad=False}
      * @param signature one line per parameter: name, shape, type, whether it takes gradients
      */
     record Layout(
-            List<String> gradNames, Parameter[] grads, Parameter[] buffers, String signature) {}
+            List<String> gradNames,
+            Parameter[] grads,
+            Parameter[] buffers,
+            Parameter[] frozen,
+            String signature) {}
 
     private ModelSync() {}
 
@@ -45,6 +52,7 @@ final class ModelSync {
         List<String> gradNames = new ArrayList<>();
         List<Parameter> grads = new ArrayList<>();
         List<Parameter> buffers = new ArrayList<>();
+        List<Parameter> frozen = new ArrayList<>();
         StringBuilder signature = new StringBuilder();
         for (Pair<String, Parameter> pair : parameters) {
             Parameter p = pair.getValue();
@@ -64,6 +72,8 @@ final class ModelSync {
             if (p.requiresGradient()) {
                 gradNames.add(pair.getKey());
                 grads.add(p);
+            } else if (isTrainableType(p.getType())) {
+                frozen.add(p);
             } else {
                 buffers.add(p);
             }
@@ -72,7 +82,15 @@ final class ModelSync {
                 List.copyOf(gradNames),
                 grads.toArray(new Parameter[0]),
                 buffers.toArray(new Parameter[0]),
+                frozen.toArray(new Parameter[0]),
                 signature.toString());
+    }
+
+    private static boolean isTrainableType(Parameter.Type type) {
+        return type == Parameter.Type.WEIGHT
+                || type == Parameter.Type.BIAS
+                || type == Parameter.Type.GAMMA
+                || type == Parameter.Type.BETA;
     }
 
     /**

@@ -61,6 +61,7 @@ final class Reducer implements AutoCloseable {
     private int[] bucketOf = new int[0];
     private NDArray usedMap;
     private Pending pending;
+    private boolean abandoned;
 
     /** Where the reducer reads this rank's gradients. */
     @FunctionalInterface
@@ -97,7 +98,9 @@ final class Reducer implements AutoCloseable {
             long firstBucketBytes,
             long bucketCapBytes) {
         this.group = group;
-        this.manager = parent.newSubManager();
+        // Not a sub-manager of the trainer's: if a comm hook's work never ends, the buckets it may
+        // still write must outlive the trainer (close() keeps them then).
+        this.manager = NDManager.newBaseManager(parent.getDevice());
         this.names = List.copyOf(names);
         this.shapes = shapes.clone();
         this.types = types.clone();
@@ -150,6 +153,11 @@ final class Reducer implements AutoCloseable {
     void launch(GradientSource source, boolean[] used, boolean findUnused, Consumer consumer) {
         if (pending != null) {
             throw new IllegalStateException("the previous reduction is not complete");
+        }
+        if (abandoned) {
+            throw new IllegalStateException(
+                    "a comm hook's reduction never completed: its buckets may still be written, so"
+                            + " this trainer cannot reduce again");
         }
         Pending p = new Pending(consumer, manager.newSubManager());
         pending = p;
@@ -227,6 +235,11 @@ final class Reducer implements AutoCloseable {
                     p.left--;
                 }
             }
+            if (p.usedAnywhere != null && p.anywhere == null) {
+                // A launch that failed after starting the unused-parameter map: it must be over
+                // before the map is written again or freed.
+                join(p.usedAnywhere, null);
+            }
             if (p.failure != null) {
                 throw p.failure;
             }
@@ -255,7 +268,10 @@ final class Reducer implements AutoCloseable {
         }
         NDArray result = null;
         try {
-            result = p.launched.get(k).get(waitLimit.toNanos(), TimeUnit.NANOSECONDS);
+            // Once one reduction has outlived the limit, the others get no further wait: the
+            // step is bounded by one limit, not one per bucket.
+            long limit = p.abandoned ? 0 : waitLimit.toNanos();
+            result = p.launched.get(k).get(limit, TimeUnit.NANOSECONDS);
             if (result == null) {
                 throw new IllegalStateException(
                         "comm hook for gradient bucket "
@@ -266,8 +282,10 @@ final class Reducer implements AutoCloseable {
             p.failure = p.failure == null ? unwrap(e, k) : p.failure;
         } catch (TimeoutException e) {
             // Only a comm hook of the caller's can get here (the group's own collectives fail at
-            // its timeout): its work may still write the step's arrays, so they are left alive.
+            // its timeout): its work may still write the step's arrays and the buckets, so they
+            // are left alive, and the reducer refuses further steps.
             p.abandoned = true;
+            abandoned = true;
             p.failure =
                     p.failure != null
                             ? p.failure
@@ -281,6 +299,7 @@ final class Reducer implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             p.abandoned = true;
+            abandoned = true;
             p.failure =
                     p.failure != null
                             ? p.failure
@@ -324,7 +343,13 @@ final class Reducer implements AutoCloseable {
     public void close() {
         Pending p = pending;
         pending = null;
+        if (abandoned) {
+            return; // leaked on purpose: a comm hook's work may still write the buckets
+        }
         if (p != null) {
+            if (p.usedAnywhere != null) {
+                join(p.usedAnywhere, null);
+            }
             for (CompletableFuture<NDArray> f : p.launched) {
                 try {
                     f.get(waitLimit.toNanos(), TimeUnit.NANOSECONDS);

@@ -277,4 +277,57 @@ class DdpTrainerTest {
             assertArrayEquals(new double[] {1, 10}, g);
         }
     }
+
+    /**
+     * A layer frozen before DDP synchronizes is left out of the buckets and kept as it is; one
+     * frozen afterwards fails the next step, naming its parameter, on every rank.
+     */
+    @Test
+    void freezingAfterSynchronizationFailsTheStepNamingTheParameter() throws Exception {
+        List<String> got =
+                Ranks.run(
+                        2,
+                        (group, manager) -> {
+                            try (Model model = Model.newInstance("ddp")) {
+                                SequentialBlock block = (SequentialBlock) Fixture.mlp();
+                                model.setBlock(block);
+                                block.getChildren().get(0).getValue().freezeParameters(true);
+                                try (DistributedDataParallel t =
+                                        Fixture.ddp(
+                                                model,
+                                                group,
+                                                Fixture::sgd,
+                                                DistributedDataParallel.builder(),
+                                                BATCH)) {
+                                    assertEquals(4, t.getParameterNames().size());
+                                    Map<String, float[]> before = Fixture.snapshot(block);
+                                    Fixture.step(t, manager, 0, group.getRank(), BATCH);
+                                    Map<String, float[]> after = Fixture.snapshot(block);
+                                    assertArrayEquals(
+                                            before.get("01Linear_weight"),
+                                            after.get("01Linear_weight"));
+                                    assertFalse(
+                                            Arrays.equals(
+                                                    before.get("05Linear_weight"),
+                                                    after.get("05Linear_weight")));
+                                    block.getChildren().get(4).getValue().freezeParameters(true);
+                                    IllegalStateException e =
+                                            org.junit.jupiter.api.Assertions.assertThrows(
+                                                    IllegalStateException.class,
+                                                    () ->
+                                                            Fixture.step(
+                                                                    t,
+                                                                    manager,
+                                                                    1,
+                                                                    group.getRank(),
+                                                                    BATCH));
+                                    return e.getMessage();
+                                }
+                            }
+                        });
+        for (String message : got) {
+            assertTrue(
+                    message.startsWith("parameter 05Linear_weight was frozen after DDP"), message);
+        }
+    }
 }

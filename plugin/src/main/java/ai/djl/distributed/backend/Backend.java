@@ -192,8 +192,9 @@ public interface Backend extends AutoCloseable {
     }
 
     /**
-     * Releases the backend's connections and threads. Blocks while operations already started
-     * finish, or fail at their deadline; operations started afterwards fail. Idempotent.
+     * Releases the backend's connections and threads. Blocks while collectives already started
+     * finish, or fail at their deadline; sends and receives still pending then fail, and so do
+     * operations started afterwards. Idempotent.
      */
     @Override
     void close();

@@ -112,11 +112,12 @@ public final class ObjectCollectives {
                             + size
                             + " payloads on the source)");
         }
-        if (root && payloads.contains(null)) {
-            throw new IllegalArgumentException(
-                    "payloads["
-                            + payloads.indexOf(null)
-                            + "]: null (expected: a payload for every rank)");
+        for (int i = 0; root && i < size; i++) {
+            // Not payloads.contains(null): an immutable list (List.of) throws on that.
+            if (payloads.get(i) == null) {
+                throw new IllegalArgumentException(
+                        "payloads[" + i + "]: null (expected: a payload for every rank)");
+            }
         }
         try (NDManager m = NDManager.newBaseManager(ai.djl.Device.cpu())) {
             long[] all = new long[size];

@@ -22,7 +22,8 @@ import java.util.function.Supplier;
  *
  * <p><b>Blocking.</b> Each collective has a synchronous form, which blocks until the operation is
  * done on this rank, and an {@code ...Async} form, which returns a {@link Work} at once. Every
- * operation is bounded by the group's timeout from when it starts; when a peer dies, every
+ * operation is bounded by the group's timeout from when it is called (time queued behind earlier
+ * collectives included), and one that runs past it aborts the group; when a peer dies, every
  * surviving rank's pending and later operations fail with a {@link
  * ai.djl.distributed.backend.CommunicationException} naming it, and the group must be destroyed.
  *

@@ -38,22 +38,22 @@ final class NdRegion {
         if (array.size() == 0) {
             return new NdRegion(array, ByteBuffer.allocate(0), true);
         }
-        // For an array that is not contiguous, DJL's toByteBuffer(true) makes a contiguous copy and
-        // attaches it to the array's manager, where it would stay until that manager closes: the
-        // array joins a scope of ours for the call, so that such copies are freed here.
+        // DJL's toByteBuffer(true) on an array that is not contiguous makes a contiguous copy and
+        // leaves it in the array's manager until that manager closes. So it is asked of a private
+        // alias of the array (the same memory and strides, detached), in a scope of ours that
+        // frees such copies: two answers share memory exactly when the array is contiguous.
         try (NDManager scope = array.getManager().newSubManager()) {
-            array.tempAttach(scope);
-            ByteBuffer b = array.toByteBuffer(true);
-            if (b.isDirect()) {
-                // A copy is fresh memory on every call; the array's own memory is the same twice.
-                ByteBuffer again = array.toByteBuffer(true);
-                if (Native.getDirectBufferPointer(b).equals(Native.getDirectBufferPointer(again))) {
-                    return new NdRegion(array, b.order(ByteOrder.LITTLE_ENDIAN).clear(), true);
-                }
+            NDArray alias = array.stopGradient();
+            alias.attach(scope);
+            ByteBuffer a = alias.toByteBuffer(true);
+            ByteBuffer b = alias.toByteBuffer(true);
+            if (Native.getDirectBufferPointer(a).equals(Native.getDirectBufferPointer(b))) {
+                // The array's own memory, which outlives the alias.
+                return new NdRegion(array, a.order(ByteOrder.LITTLE_ENDIAN).clear(), true);
             }
             ByteBuffer copy =
-                    ByteBuffer.allocateDirect(b.remaining()).order(ByteOrder.LITTLE_ENDIAN);
-            copy.put(b).flip();
+                    ByteBuffer.allocateDirect(a.remaining()).order(ByteOrder.LITTLE_ENDIAN);
+            copy.put(a).flip();
             return new NdRegion(array, copy, false);
         }
     }
@@ -71,9 +71,17 @@ final class NdRegion {
         if (shared) {
             return;
         }
+        // Through a detached alias (the same memory): an in-place write into a view of an array
+        // that takes gradients is refused by autograd, and a collective's result is no step of
+        // the graph, as under PyTorch's no_grad.
         try (NDManager scope = array.getManager().newSubManager()) {
             NDArray result = scope.create(buffer.clear(), array.getShape(), array.getDataType());
-            array.set(new NDIndex("..."), result);
+            NDArray alias = array.stopGradient();
+            try {
+                alias.set(new NDIndex("..."), result);
+            } finally {
+                alias.close();
+            }
         }
     }
 }

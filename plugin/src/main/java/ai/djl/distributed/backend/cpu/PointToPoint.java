@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -65,16 +66,21 @@ final class PointToPoint {
                 .whenComplete(
                         (v, e) -> {
                             if (e instanceof TimeoutException) {
-                                transport.abort(
-                                        new CommunicationException(
-                                                what
-                                                        + " did not complete within "
-                                                        + timeout
-                                                        + " (did rank "
-                                                        + peer
-                                                        + " die, stall, or not post the matching"
-                                                        + " operation?); the group is aborted",
-                                                peer));
+                                // Not on the JDK's one timer thread, which every orTimeout in
+                                // the JVM shares: the abort runs the failed transfers' callbacks.
+                                ForkJoinPool.commonPool()
+                                        .execute(
+                                                () ->
+                                                        transport.abort(
+                                                                new CommunicationException(
+                                                                        what
+                                                                                + " did not complete within "
+                                                                                + timeout
+                                                                                + " (did rank "
+                                                                                + peer
+                                                                                + " die, stall, or not post the matching"
+                                                                                + " operation?); the group is aborted",
+                                                                        peer)));
                             }
                         });
         return f;

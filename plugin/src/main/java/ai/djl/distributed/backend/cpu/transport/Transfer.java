@@ -48,8 +48,9 @@ public final class Transfer {
     /**
      * Returns a future completed with the transfer: normally, or with its {@link
      * CommunicationException}. Dependent stages run on the thread that completes the transfer: the
-     * transport's I/O thread, or a thread posting to the same peer (which may find the message
-     * already there, or finish a write). Keep them short, and never wait in them for another
+     * transport's I/O thread, a thread posting to the same peer (which may find the message already
+     * there, or finish a write), or a thread aborting the transport (after a failed collective, or
+     * a send or receive past its timeout). Keep them short, and never wait in them for another
      * transfer.
      *
      * @return the future
