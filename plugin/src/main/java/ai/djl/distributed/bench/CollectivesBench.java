@@ -21,9 +21,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Collective bandwidth in the style of nccl-tests, matching {@code torch_collectives_bench.py} line
- * for line: float32 arrays of ones, two warm-up runs, then 20 timed runs up to 1 MiB and 5 above,
- * between barriers; rank 0 prints the time, algbw = bytes / time and busbw = algbw times
- * nccl-tests' factor for the op.
+ * for line: float32 arrays of ones, warm-up runs (500 up to 1 MiB, 10 above; the JIT needs them),
+ * then 20 timed runs up to 1 MiB and 5 above, between barriers; rank 0 prints the time, algbw =
+ * bytes / time and busbw = algbw times nccl-tests' factor for the op.
  */
 public final class CollectivesBench {
 
@@ -145,8 +145,11 @@ public final class CollectivesBench {
                                     + " all_to_all, reduce_scatter)");
             }
             // The peer warms up twice; the JIT needs more: the paths of large messages (segments,
-            // streaming reductions) compile only after they have run a few times.
-            int warmups = bytes <= (1 << 20) ? 20 : 10;
+            // streaming reductions) compile only after they have run a few times, and with 20
+            // warm-ups small messages were timed while the JIT's compiler threads still took the
+            // CPUs from the ranks (4 KiB all-reduce: 100 to 380 us a call, against 70 to 92 us
+            // after 500 warm-ups, alternating runs of ours). Steady state is what training sees.
+            int warmups = bytes <= (1 << 20) ? 500 : 10;
             for (int i = 0; i < warmups; i++) {
                 f.run();
             }
