@@ -176,6 +176,7 @@ public final class DistributedDataParallel extends Trainer {
         finishPendingUpdates();
         long begin = System.nanoTime();
         int[] useOrder = store.takeUseOrder();
+        checkTrainableUnchanged();
         if (noSyncDepth > 0 || group.getSize() == 1) {
             for (int p = 0; p < params.length; p++) {
                 NDArray weight = value(params[p]);
@@ -187,7 +188,6 @@ public final class DistributedDataParallel extends Trainer {
                 }
             }
         } else if (reducer != null) {
-            checkTrainableUnchanged();
             boolean[] used = used(useOrder);
             Reducer.GradientSource source =
                     p -> {

@@ -68,22 +68,23 @@ final class PointToPoint {
                             if (e instanceof TimeoutException) {
                                 // Not on the JDK's one timer thread, which every orTimeout in
                                 // the JVM shares: the abort runs the failed transfers' callbacks.
-                                ForkJoinPool.commonPool()
-                                        .execute(
-                                                () ->
-                                                        transport.abort(
-                                                                new CommunicationException(
-                                                                        what
-                                                                                + " did not complete within "
-                                                                                + timeout
-                                                                                + " (did rank "
-                                                                                + peer
-                                                                                + " die, stall, or not post the matching"
-                                                                                + " operation?); the group is aborted",
-                                                                        peer)));
+                                ForkJoinPool.commonPool().execute(() -> timedOut(what, peer));
                             }
                         });
         return f;
+    }
+
+    private void timedOut(String what, int peer) {
+        transport.abort(
+                new CommunicationException(
+                        what
+                                + " did not complete within "
+                                + timeout
+                                + " (did rank "
+                                + peer
+                                + " die, stall, or not post the matching operation?); the group"
+                                + " is aborted",
+                        peer));
     }
 
     private static OpSignature signature(NDArray array, int tag) {
