@@ -330,4 +330,53 @@ class DdpTrainerTest {
                     message.startsWith("parameter 05Linear_weight was frozen after DDP"), message);
         }
     }
+
+    /**
+     * A float64 model with a parameter that gets no gradient (DJL hands out float32 zeros for it):
+     * the bucket takes zeros of the parameter's type, and every rank ends with the same values.
+     */
+    @Test
+    void aFloat64ModelWithAnUnusedParameterTrains() throws Exception {
+        List<Map<String, double[]>> got =
+                Ranks.run(
+                        2,
+                        (group, manager) -> {
+                            try (Model model = Model.newInstance("ddp")) {
+                                model.setDataType(DataType.FLOAT64);
+                                model.setBlock(new TwoPathBlock());
+                                try (DistributedDataParallel t =
+                                        Fixture.ddp(
+                                                model,
+                                                group,
+                                                Fixture::sgd,
+                                                DistributedDataParallel.builder(),
+                                                BATCH)) {
+                                    for (int s = 0; s < 2; s++) {
+                                        try (NDManager m = manager.newSubManager()) {
+                                            NDList[] b =
+                                                    Fixture.batch(m, s, group.getRank(), BATCH);
+                                            NDList[] b64 = {
+                                                new NDList(
+                                                        b[0].head()
+                                                                .toType(DataType.FLOAT64, false)),
+                                                b[1]
+                                            };
+                                            Fixture.backward(t, b64);
+                                            t.step();
+                                        }
+                                    }
+                                    Map<String, double[]> values = new java.util.TreeMap<>();
+                                    for (var p : model.getBlock().getParameters()) {
+                                        NDArray a = p.getValue().getArray();
+                                        assertEquals(DataType.FLOAT64, a.getDataType());
+                                        values.put(p.getKey(), a.toDoubleArray());
+                                    }
+                                    return values;
+                                }
+                            }
+                        });
+        for (String name : got.get(0).keySet()) {
+            assertArrayEquals(got.get(0).get(name), got.get(1).get(name), name);
+        }
+    }
 }
