@@ -379,4 +379,29 @@ class DdpTrainerTest {
             assertArrayEquals(got.get(0).get(name), got.get(1).get(name), name);
         }
     }
+
+    @Test
+    void aConfigWithoutALossIsRefusedByName() throws Exception {
+        Ranks.run(
+                1,
+                (group, manager) -> {
+                    try (Model model = Model.newInstance("ddp")) {
+                        model.setBlock(Fixture.mlp());
+                        IllegalArgumentException e =
+                                org.junit.jupiter.api.Assertions.assertThrows(
+                                        IllegalArgumentException.class,
+                                        () ->
+                                                DistributedDataParallel.builder()
+                                                        .setModel(model)
+                                                        .setTrainingConfig(
+                                                                new DefaultTrainingConfig(null))
+                                                        .setProcessGroup(group)
+                                                        .build());
+                        assertTrue(
+                                e.getMessage().startsWith("trainingConfig: no loss"),
+                                e.getMessage());
+                    }
+                    return null;
+                });
+    }
 }

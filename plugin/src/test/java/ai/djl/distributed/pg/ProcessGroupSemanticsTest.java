@@ -142,6 +142,31 @@ class ProcessGroupSemanticsTest {
                 });
     }
 
+    /** A null payload is refused on the source before anything is sent; List.of is accepted. */
+    @Test
+    void objectScatterChecksItsPayloads() throws Exception {
+        MultiRank.run(
+                2,
+                T,
+                (g, m) -> {
+                    byte[] a = {1, 2, 3};
+                    byte[] b = {4};
+                    if (g.getRank() == 0) {
+                        List<byte[]> withNull = new ArrayList<>();
+                        withNull.add(a);
+                        withNull.add(null);
+                        IllegalArgumentException e =
+                                assertThrows(
+                                        IllegalArgumentException.class,
+                                        () -> g.objects().scatter(withNull, 0));
+                        assertTrue(e.getMessage().startsWith("payloads[1]: null"), e.getMessage());
+                    }
+                    byte[] mine = g.objects().scatter(g.getRank() == 0 ? List.of(a, b) : null, 0);
+                    assertArrayEquals(g.getRank() == 0 ? a : b, mine);
+                    return null;
+                });
+    }
+
     @Test
     void newGroupWithoutRanksIsTheWholeWorld() throws Exception {
         MultiRank.run(
