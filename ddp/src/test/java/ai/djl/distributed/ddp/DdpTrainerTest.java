@@ -404,4 +404,47 @@ class DdpTrainerTest {
                     return null;
                 });
     }
+
+    /**
+     * A frozen layer is synchronized once, at the start, and not broadcast again after each step as
+     * a buffer would be: a rank's own change to it after that stays.
+     */
+    @Test
+    void frozenParametersAreNotRebroadcastEachStep() throws Exception {
+        List<float[]> got =
+                Ranks.run(
+                        2,
+                        (group, manager) -> {
+                            try (Model model = Model.newInstance("ddp")) {
+                                SequentialBlock block = (SequentialBlock) Fixture.mlp();
+                                model.setBlock(block);
+                                block.getChildren().get(0).getValue().freezeParameters(true);
+                                try (DistributedDataParallel t =
+                                        Fixture.ddp(
+                                                model,
+                                                group,
+                                                Fixture::sgd,
+                                                DistributedDataParallel.builder(),
+                                                BATCH)) {
+                                    NDArray bias =
+                                            block.getChildren()
+                                                    .get(0)
+                                                    .getValue()
+                                                    .getParameters()
+                                                    .get("bias")
+                                                    .getArray();
+                                    // synchronized from rank 0 at initialize: zeros everywhere
+                                    assertArrayEquals(new float[32], bias.toFloatArray());
+                                    bias.addi(group.getRank());
+                                    Fixture.step(t, manager, 0, group.getRank(), BATCH);
+                                    return bias.toFloatArray();
+                                }
+                            }
+                        });
+        for (int r = 0; r < 2; r++) {
+            float[] want = new float[32];
+            java.util.Arrays.fill(want, r);
+            assertArrayEquals(want, got.get(r), "rank " + r);
+        }
+    }
 }
