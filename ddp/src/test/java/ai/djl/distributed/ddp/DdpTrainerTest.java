@@ -36,6 +36,14 @@ class DdpTrainerTest {
 
     private static final int BATCH = 4;
 
+    /** A DDP trainer (initialized) of the fixture's MLP with its first layer frozen. */
+    private static DistributedDataParallel firstLayerFrozen(
+            Model model, SequentialBlock block, ai.djl.distributed.pg.ProcessGroup group) {
+        model.setBlock(block);
+        block.getChildren().get(0).getValue().freezeParameters(true);
+        return Fixture.ddp(model, group, Fixture::sgd, DistributedDataParallel.builder(), BATCH);
+    }
+
     private static Optimizer sgdWithDecay() {
         return Optimizer.sgd()
                 .setLearningRateTracker(Tracker.fixed(0.1f))
@@ -290,15 +298,8 @@ class DdpTrainerTest {
                         (group, manager) -> {
                             try (Model model = Model.newInstance("ddp")) {
                                 SequentialBlock block = (SequentialBlock) Fixture.mlp();
-                                model.setBlock(block);
-                                block.getChildren().get(0).getValue().freezeParameters(true);
                                 try (DistributedDataParallel t =
-                                        Fixture.ddp(
-                                                model,
-                                                group,
-                                                Fixture::sgd,
-                                                DistributedDataParallel.builder(),
-                                                BATCH)) {
+                                        firstLayerFrozen(model, block, group)) {
                                     assertEquals(4, t.getParameterNames().size());
                                     Map<String, float[]> before = Fixture.snapshot(block);
                                     Fixture.step(t, manager, 0, group.getRank(), BATCH);
@@ -417,15 +418,8 @@ class DdpTrainerTest {
                         (group, manager) -> {
                             try (Model model = Model.newInstance("ddp")) {
                                 SequentialBlock block = (SequentialBlock) Fixture.mlp();
-                                model.setBlock(block);
-                                block.getChildren().get(0).getValue().freezeParameters(true);
                                 try (DistributedDataParallel t =
-                                        Fixture.ddp(
-                                                model,
-                                                group,
-                                                Fixture::sgd,
-                                                DistributedDataParallel.builder(),
-                                                BATCH)) {
+                                        firstLayerFrozen(model, block, group)) {
                                     NDArray bias =
                                             block.getChildren()
                                                     .get(0)
