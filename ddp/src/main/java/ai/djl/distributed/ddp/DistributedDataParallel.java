@@ -473,7 +473,7 @@ public final class DistributedDataParallel extends Trainer {
         }
         for (Parameter[] none : new Parameter[][] {buffers, frozen}) {
             for (Parameter p : none) {
-                if (p.requiresGradient()) {
+                if (p.requiresGradient() && !ModelSync.isRunningStatistic(p.getType())) {
                     throw new IllegalStateException(
                             "parameter "
                                     + p.getName()

@@ -69,7 +69,11 @@ final class ModelSync {
             }
             signature.append(pair.getKey()).append(' ').append(v.getShape()).append(' ');
             signature.append(v.getDataType()).append(' ').append(p.requiresGradient()).append('\n');
-            if (p.requiresGradient()) {
+            if (isRunningStatistic(p.getType())) {
+                // Always a buffer: DJL's freezeParameters(false) marks running statistics as
+                // taking gradients too, but nothing trains them.
+                buffers.add(p);
+            } else if (p.requiresGradient()) {
                 gradNames.add(pair.getKey());
                 grads.add(p);
             } else if (isTrainableType(p.getType())) {
@@ -84,6 +88,10 @@ final class ModelSync {
                 buffers.toArray(new Parameter[0]),
                 frozen.toArray(new Parameter[0]),
                 signature.toString());
+    }
+
+    static boolean isRunningStatistic(Parameter.Type type) {
+        return type == Parameter.Type.RUNNING_MEAN || type == Parameter.Type.RUNNING_VAR;
     }
 
     private static boolean isTrainableType(Parameter.Type type) {

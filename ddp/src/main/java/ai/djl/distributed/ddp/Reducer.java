@@ -100,7 +100,7 @@ final class Reducer implements AutoCloseable {
         this.group = group;
         // Not a sub-manager of the trainer's: if a comm hook's work never ends, the buckets it may
         // still write must outlive the trainer (close() keeps them then).
-        this.manager = NDManager.newBaseManager(parent.getDevice());
+        this.manager = parent.getEngine().newBaseManager(parent.getDevice());
         this.names = List.copyOf(names);
         this.shapes = shapes.clone();
         this.types = types.clone();
@@ -115,7 +115,12 @@ final class Reducer implements AutoCloseable {
             numels[i] = shapes[i].size();
             bytes[i] = numels[i] * types[i].getNumOfBytes();
         }
-        setAssignment(BucketAssignment.initial(bytes, types, firstBucketBytes, bucketCapBytes));
+        try {
+            setAssignment(BucketAssignment.initial(bytes, types, firstBucketBytes, bucketCapBytes));
+        } catch (RuntimeException e) {
+            manager.close(); // nothing else holds it: it is no sub-manager of the trainer's
+            throw e;
+        }
     }
 
     BucketAssignment getAssignment() {
