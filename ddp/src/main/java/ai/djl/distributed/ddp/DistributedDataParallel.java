@@ -180,7 +180,10 @@ public final class DistributedDataParallel extends Trainer {
         if (noSyncDepth > 0 || group.getSize() == 1) {
             for (int p = 0; p < params.length; p++) {
                 NDArray weight = value(params[p]);
-                NDArray grad = gradient(weight);
+                NDArray grad = ownGradient(weight);
+                if (grad == null) {
+                    grad = weight.zerosLike();
+                }
                 try {
                     optimizer.update(params[p].getId(), weight, grad);
                 } finally {
@@ -189,18 +192,8 @@ public final class DistributedDataParallel extends Trainer {
             }
         } else if (reducer != null) {
             boolean[] used = used(useOrder);
-            Reducer.GradientSource source =
-                    p -> {
-                        NDArray weight = value(params[p]);
-                        NDArray grad = weight.getGradient();
-                        if (grad.getDataType() != weight.getDataType()) {
-                            // No gradient this step: DJL hands out float32 zeros whatever the
-                            // parameter's type; the bucket takes zeros of the right type.
-                            grad.close();
-                            return null;
-                        }
-                        return grad;
-                    };
+            // A parameter without a gradient this step contributes zeros of its type.
+            Reducer.GradientSource source = p -> ownGradient(value(params[p]));
             Reducer.Consumer update =
                     (p, grad) -> optimizer.update(params[p].getId(), value(params[p]), grad);
             if (overlapWithForward && rebuilt) {
@@ -349,17 +342,18 @@ public final class DistributedDataParallel extends Trainer {
         }
     }
 
-    /** Returns a parameter's gradient, in its type (DJL gives float32 zeros for none). */
-    private static NDArray gradient(NDArray weight) {
+    /**
+     * Returns a parameter's gradient, or null when it got none: DJL then hands out float32 zeros
+     * whatever the parameter's type, which is told apart here by its type (a float32 parameter's
+     * zeros are its gradient either way).
+     */
+    private static NDArray ownGradient(NDArray weight) {
         NDArray grad = weight.getGradient();
         if (grad.getDataType() == weight.getDataType()) {
             return grad;
         }
-        try {
-            return grad.toType(weight.getDataType(), false);
-        } finally {
-            grad.close();
-        }
+        grad.close();
+        return null;
     }
 
     boolean hasPendingUpdates() {

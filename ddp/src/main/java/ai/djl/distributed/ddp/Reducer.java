@@ -251,7 +251,7 @@ final class Reducer implements AutoCloseable {
             return p.waited;
         } finally {
             pending = null;
-            if (!p.abandoned) {
+            if (!abandoned) {
                 // Every launched reduction is over (consume waited for each): nothing writes the
                 // step's arrays any more.
                 p.step.close();
@@ -275,7 +275,7 @@ final class Reducer implements AutoCloseable {
         try {
             // Once one reduction has outlived the limit, the others get no further wait: the
             // step is bounded by one limit, not one per bucket.
-            long limit = p.abandoned ? 0 : waitLimit.toNanos();
+            long limit = abandoned ? 0 : waitLimit.toNanos();
             result = p.launched.get(k).get(limit, TimeUnit.NANOSECONDS);
             if (result == null) {
                 throw new IllegalStateException(
@@ -284,34 +284,28 @@ final class Reducer implements AutoCloseable {
                                 + ": null (expected: the reduced bucket)");
             }
         } catch (ExecutionException | CancellationException e) {
-            p.failure = p.failure == null ? unwrap(e, k) : p.failure;
+            p.fail(unwrap(e, k));
         } catch (TimeoutException e) {
             // Only a comm hook of the caller's can get here (the group's own collectives fail at
             // its timeout): its work may still write the step's arrays and the buckets, so they
             // are left alive, and the reducer refuses further steps.
-            p.abandoned = true;
             abandoned = true;
-            p.failure =
-                    p.failure != null
-                            ? p.failure
-                            : new DistributedException(
-                                    "gradient bucket "
-                                            + k
-                                            + " "
-                                            + buckets[k].paramNames
-                                            + ": the comm hook's reduction did not complete within "
-                                            + waitLimit);
+            p.fail(
+                    new DistributedException(
+                            "gradient bucket "
+                                    + k
+                                    + " "
+                                    + buckets[k].paramNames
+                                    + ": the comm hook's reduction did not complete within "
+                                    + waitLimit));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            p.abandoned = true;
             abandoned = true;
-            p.failure =
-                    p.failure != null
-                            ? p.failure
-                            : new DistributedException(
-                                    "interrupted while waiting for gradient bucket " + k, e);
+            p.fail(
+                    new DistributedException(
+                            "interrupted while waiting for gradient bucket " + k, e));
         } catch (RuntimeException e) {
-            p.failure = p.failure == null ? e : p.failure;
+            p.fail(e);
         }
         p.waited += System.nanoTime() - w;
         if (p.failure == null) {
@@ -432,13 +426,19 @@ final class Reducer implements AutoCloseable {
         CompletableFuture<Void> usedAnywhere;
         float[] anywhere;
         RuntimeException failure;
-        boolean abandoned;
         long waited;
         int left = buckets.length;
 
         Pending(Consumer consumer, NDManager step) {
             this.consumer = consumer;
             this.step = step;
+        }
+
+        /** Records a failure of the step; the first one is the one thrown. */
+        void fail(RuntimeException e) {
+            if (failure == null) {
+                failure = e;
+            }
         }
     }
 

@@ -30,8 +30,8 @@ import java.util.function.Consumer;
  */
 final class CollectiveRunner implements AutoCloseable {
 
-    /** Slack on top of the timeout for a {@link Work#waitFor()} with no argument. */
-    private static final Duration WAIT_SLACK = Duration.ofSeconds(5);
+    /** How much longer than the timeout {@link Work#waitFor()} waits for a failure to show. */
+    static final Duration WAIT_SLACK = Duration.ofSeconds(5);
 
     private final Transport transport;
     private final Duration timeout;

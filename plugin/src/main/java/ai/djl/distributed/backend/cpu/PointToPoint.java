@@ -24,9 +24,6 @@ import java.util.concurrent.TimeoutException;
  */
 final class PointToPoint {
 
-    /** How much longer than the timeout {@link Work#waitFor()} waits for the failure to show. */
-    private static final Duration WAIT_SLACK = Duration.ofSeconds(5);
-
     private final Transport transport;
     private final Duration timeout;
     private final Map<Long, Integer> sent = new HashMap<>();
@@ -42,7 +39,8 @@ final class PointToPoint {
         long slot = Transport.p2pSlot(tag, next(sent, dst, tag));
         Transfer t = transport.send(dst, slot, sig, region.buffer());
         String what = "send to rank " + dst + " of " + sig;
-        return new FutureWork(what, bounded(t, what, dst), timeout.plus(WAIT_SLACK));
+        return new FutureWork(
+                what, bounded(t, what, dst), timeout.plus(CollectiveRunner.WAIT_SLACK));
     }
 
     Work recv(NdRegion region, NDArray array, int src, int tag) {
@@ -51,7 +49,9 @@ final class PointToPoint {
         Transfer t = transport.recv(src, slot, sig, region.buffer());
         String what = "recv from rank " + src + " of " + sig;
         return new FutureWork(
-                what, bounded(t, what, src).thenRun(region::writeBack), timeout.plus(WAIT_SLACK));
+                what,
+                bounded(t, what, src).thenRun(region::writeBack),
+                timeout.plus(CollectiveRunner.WAIT_SLACK));
     }
 
     /**
