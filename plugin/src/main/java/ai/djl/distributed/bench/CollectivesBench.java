@@ -147,8 +147,8 @@ public final class CollectivesBench {
             // The peer warms up twice; the JIT needs more: the paths of large messages (segments,
             // streaming reductions) compile only after they have run a few times, and with 20
             // warm-ups small messages were timed while the JIT's compiler threads still took the
-            // CPUs from the ranks (4 KiB all-reduce: 100 to 380 us a call, against 70 to 92 us
-            // after 500 warm-ups, alternating runs of ours). Steady state is what training sees.
+            // CPUs from the ranks (the 4 KiB all-reduce was slower and far less steady than after
+            // 500, in alternating runs of ours). Steady state is what training sees.
             int warmups = bytes <= (1 << 20) ? 500 : 10;
             for (int i = 0; i < warmups; i++) {
                 f.run();
