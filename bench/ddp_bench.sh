@@ -6,6 +6,9 @@
 #     DdpGptBench under bin/djlrun and torch_gpt_bench.py under launch_torch.sh;
 #   - 1-rank throughput without DDP: GptTrainBench (DJL's plain Trainer) and torch_gpt_bench.py
 #     alone; then the 2-rank scaling, 2 x tokens/s per rank / 1-rank tokens/s, of each.
+# All four run under the same glibc malloc settings: MALLOC=tuned (the default) gives every run those
+# bin/djlrun gives its workers (one arena, no trimming or mmap below 1 GiB: freed tensor memory is
+# reused instead of being faulted in again every step); MALLOC=default runs all with glibc's defaults.
 # Prints every line, then the medians and ratios. Needs the peer: sudo ../shared/peers/setup.sh.
 # Builds the examples' classpath if missing.
 # usage: bench/ddp_bench.sh [REPEAT=5] [STEPS=20] [BATCH=16] [CONTEXT=128] [LAYERS=4] [HEADS=4] [WIDTH=128]
@@ -25,6 +28,12 @@ if ! ls "$LIB"/djl-distributed-ddp-*.jar >/dev/null 2>&1 || ! ls "$ROOT"/example
   (cd "$ROOT" && mvn -B -q -ntp -pl examples -am package -DskipTests) >&2
 fi
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+MALLOC=${MALLOC:-tuned}
+if [ "$MALLOC" = tuned ]; then
+  export MALLOC_ARENA_MAX=1 MALLOC_MMAP_THRESHOLD_=1073741824 MALLOC_TRIM_THRESHOLD_=1073741824
+else
+  export GLIBC_TUNABLES= # keeps bin/djlrun from adding its settings
+fi
 # shellcheck disable=SC2086
 java_ddp() {
   "$ROOT/bin/djlrun" --nproc-per-node 2 --jvm-opts "$JAVA_OPTS" \
@@ -44,7 +53,7 @@ torch_one() { "$PEERS/torch26" python3 /peers/torch_gpt_bench.py $ARGS 2>&1 | gr
 LOG=$(mktemp -d); trap 'rm -rf "$LOG"' EXIT
 field() { grep -o "$1=[-0-9.]*" | head -1 | cut -d= -f2; }
 median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print "nan"; else print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-echo "# $ARGS $DDP_ARGS, one thread per rank; java: $("${JAVA:-java}" -version 2>&1 | head -1); load: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# $ARGS $DDP_ARGS, one thread per rank, malloc $MALLOC; java: $("${JAVA:-java}" -version 2>&1 | head -1); load: $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq 1 "$REPEAT"); do
   order="java_ddp torch_ddp java_one torch_one"
   [ $((r % 2)) = 0 ] && order="torch_ddp java_ddp torch_one java_one"

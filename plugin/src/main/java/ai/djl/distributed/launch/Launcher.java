@@ -57,13 +57,16 @@ public final class Launcher {
             String classpath = workerClasspath(options);
             Targets.checkMainClass(options.target(), mainClass, classpath);
             String omp = ompNumThreads(options, env, err);
+            Map<String, String> malloc =
+                    MallocSettings.forWorkers(env, System.getProperty("os.name"), err);
             String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
             long pid = ProcessHandle.current().pid();
             String nccl = env.get("TORCH_NCCL_ASYNC_ERROR_HANDLING");
             setups =
                     node ->
                             new WorkerSetup(
-                                    options, node, mainClass, classpath, java, omp, nccl, pid);
+                                    options, node, mainClass, classpath, java, omp, malloc, nccl,
+                                    pid);
         } catch (IllegalArgumentException e) {
             err.println("djlrun: " + e.getMessage());
             err.println("usage: djlrun [options] TARGET [args...] (djlrun --help lists them)");

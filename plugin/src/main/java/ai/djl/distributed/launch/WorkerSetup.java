@@ -22,6 +22,7 @@ final class WorkerSetup {
     private final String classpath;
     private final String java;
     private final String ompNumThreads;
+    private final Map<String, String> malloc;
     private final String ncclAsyncErrorHandling;
     private final long agentPid;
 
@@ -34,6 +35,7 @@ final class WorkerSetup {
      * @param classpath the workers' classpath
      * @param java the {@code java} executable
      * @param ompNumThreads OMP_NUM_THREADS of the workers, or {@code null} to leave it unset
+     * @param malloc glibc malloc variables of the workers ({@link MallocSettings}), possibly none
      * @param ncclAsyncErrorHandling TORCH_NCCL_ASYNC_ERROR_HANDLING of the launcher, or {@code
      *     null}
      * @param agentPid the launcher's pid, which the workers watch
@@ -45,6 +47,7 @@ final class WorkerSetup {
             String classpath,
             String java,
             String ompNumThreads,
+            Map<String, String> malloc,
             String ncclAsyncErrorHandling,
             long agentPid) {
         this.options = options;
@@ -53,6 +56,7 @@ final class WorkerSetup {
         this.classpath = classpath;
         this.java = java;
         this.ompNumThreads = ompNumThreads;
+        this.malloc = Map.copyOf(malloc);
         this.ncclAsyncErrorHandling = ncclAsyncErrorHandling;
         this.agentPid = agentPid;
     }
@@ -67,7 +71,8 @@ final class WorkerSetup {
     }
 
     /**
-     * Returns the variables a worker gets on top of the launcher's own environment.
+     * Returns the variables a worker gets on top of the launcher's own environment: torchrun's,
+     * then the malloc settings.
      *
      * @param localRank the worker's local rank
      * @param restartCount how many times the workers were restarted
@@ -99,6 +104,7 @@ final class WorkerSetup {
         if (ompNumThreads != null) {
             env.put("OMP_NUM_THREADS", ompNumThreads);
         }
+        env.putAll(malloc);
         return env;
     }
 

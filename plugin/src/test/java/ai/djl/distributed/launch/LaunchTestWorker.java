@@ -14,8 +14,9 @@ import java.util.TreeMap;
  *
  * <ul>
  *   <li>{@code env}: prints a line {@code ENV K=V K=V...} of torchrun's variables, a line {@code
- *       PROP K=V K=V} of DJL's thread properties and {@code PID n}; {@code envkeys}: a line {@code
- *       ENVKEYS K K...} of every variable's name;
+ *       MALLOC K=V...} of the glibc malloc variables, a line {@code PROP K=V K=V} of DJL's thread
+ *       properties and {@code PID n}; {@code envkeys}: a line {@code ENVKEYS K K...} of every
+ *       variable's name;
  *   <li>{@code store}: rendezvous through {@code env://}, publish a value and read every rank's;
  *       prints {@code STORE rank=R world=W saw=[...]};
  *   <li>{@code fail:RANK:CODE}: rank RANK exits with CODE; {@code fail-first:RANK:CODE} only while
@@ -104,6 +105,14 @@ public final class LaunchTestWorker {
         }
         StringBuilder out = new StringBuilder("ENV");
         env.forEach((k, v) -> out.append(' ').append(k).append('=').append(v));
+        out.append("\nMALLOC");
+        new TreeMap<>(System.getenv())
+                .forEach(
+                        (k, v) -> {
+                            if (k.startsWith("MALLOC_") || k.equals("GLIBC_TUNABLES")) {
+                                out.append(' ').append(k).append('=').append(v);
+                            }
+                        });
         out.append("\nPROP");
         for (String p :
                 List.of("ai.djl.pytorch.num_threads", "ai.djl.pytorch.num_interop_threads")) {

@@ -34,7 +34,8 @@ public final class LauncherProcess implements AutoCloseable {
                     "TORCH_NCCL_ASYNC_ERROR_HANDLING",
                     "TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE",
                     "DJL_DIST_JAVA_OPTS",
-                    "DJL_DIST_CLASSPATH");
+                    "DJL_DIST_CLASSPATH",
+                    "GLIBC_TUNABLES");
 
     private final Process process;
     private final Path out;
@@ -65,7 +66,13 @@ public final class LauncherProcess implements AutoCloseable {
         command.add(Launcher.class.getName());
         command.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(command);
-        pb.environment().keySet().removeIf(k -> k.startsWith("PET_") || SCRUBBED.contains(k));
+        pb.environment()
+                .keySet()
+                .removeIf(
+                        k ->
+                                k.startsWith("PET_")
+                                        || k.startsWith("MALLOC_")
+                                        || SCRUBBED.contains(k));
         pb.environment().putAll(env);
         Path out = Files.createTempFile("djlrun-out-", ".log");
         Path err = Files.createTempFile("djlrun-err-", ".log");

@@ -131,7 +131,37 @@ class LauncherTest {
             }
             assertFalse(out.contains("bye"), "stderr lines belong on stderr");
             assertTrue(djlrun.stderr().contains("OMP_NUM_THREADS=1"), djlrun::stderr);
+            // glibc's malloc tuned for reuse (Linux only: the launcher adds nothing elsewhere)
+            String malloc =
+                    System.getProperty("os.name").startsWith("Linux")
+                            ? " MALLOC_ARENA_MAX=1 MALLOC_MMAP_THRESHOLD_=1073741824"
+                                    + " MALLOC_TRIM_THRESHOLD_=1073741824"
+                            : "";
+            for (int rank = 0; rank < 3; ++rank) {
+                assertTrue(
+                        out.contains("[rank" + rank + "]: MALLOC" + malloc + "\n"),
+                        djlrun::describe);
+            }
             assertAllGone(djlrun.workerPids(), Duration.ofSeconds(5));
+        }
+    }
+
+    @Test
+    void theUsersMallocSettingsWinWhole() throws Exception {
+        try (LauncherProcess djlrun =
+                LauncherProcess.start(
+                        Map.of("MALLOC_ARENA_MAX", "4"),
+                        "--jvm-opts",
+                        LauncherProcess.SMALL_JVM,
+                        "--nproc-per-node",
+                        "1",
+                        WORKER,
+                        "env")) {
+            assertEquals(0, djlrun.waitFor(WAIT), djlrun::describe);
+            assertTrue(
+                    djlrun.stdout().contains("[rank0]: MALLOC MALLOC_ARENA_MAX=4\n"),
+                    djlrun::describe);
+            assertFalse(djlrun.stderr().contains("MALLOC_ARENA_MAX=1"), djlrun::stderr);
         }
     }
 

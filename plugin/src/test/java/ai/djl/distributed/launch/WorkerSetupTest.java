@@ -20,7 +20,15 @@ class WorkerSetupTest {
                         List.of(args),
                         Map.of("PET_NNODES", "3", "PET_RDZV_ENDPOINT", "head:29400"));
         return new WorkerSetup(
-                o, NODE, "com.example.Train", "cp.jar", "/jdk/bin/java", omp, null, 42);
+                o,
+                NODE,
+                "com.example.Train",
+                "cp.jar",
+                "/jdk/bin/java",
+                omp,
+                Map.of("MALLOC_ARENA_MAX", "1"),
+                null,
+                42);
     }
 
     @Test
@@ -46,7 +54,8 @@ class WorkerSetupTest {
                         Map.entry("TORCHELASTIC_RUN_ID", "job"),
                         Map.entry("TORCHELASTIC_USE_AGENT_STORE", "True"),
                         Map.entry("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1"),
-                        Map.entry("OMP_NUM_THREADS", "1"));
+                        Map.entry("OMP_NUM_THREADS", "1"),
+                        Map.entry("MALLOC_ARENA_MAX", "1"));
         assertEquals(expected, env);
         assertFalse(setup(null, "x.Main").environment(0, 0).containsKey("OMP_NUM_THREADS"));
     }

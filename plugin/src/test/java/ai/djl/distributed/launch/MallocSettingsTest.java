@@ -1,0 +1,47 @@
+package ai.djl.distributed.launch;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+
+/** When djlrun adds its glibc malloc settings, and what they are. */
+class MallocSettingsTest {
+
+    private final ByteArrayOutputStream note = new ByteArrayOutputStream();
+    private final PrintStream err = new PrintStream(note, true, StandardCharsets.UTF_8);
+
+    @Test
+    void linuxWorkersGetOneArenaAndNoTrimmingOrMmapBelowOneGibibyte() {
+        Map<String, String> added = MallocSettings.forWorkers(Map.of("PATH", "/bin"), "Linux", err);
+        assertEquals(
+                Map.of(
+                        "MALLOC_ARENA_MAX", "1",
+                        "MALLOC_MMAP_THRESHOLD_", "1073741824",
+                        "MALLOC_TRIM_THRESHOLD_", "1073741824"),
+                added);
+        String printed = note.toString(StandardCharsets.UTF_8);
+        assertTrue(printed.contains("MALLOC_ARENA_MAX=1"), printed);
+        assertTrue(printed.contains("GLIBC_TUNABLES"), printed);
+    }
+
+    @Test
+    void anyChoiceOfTheUsersWinsWhole() {
+        for (String name :
+                new String[] {"GLIBC_TUNABLES", "MALLOC_ARENA_MAX", "MALLOC_TOP_PAD_", "MALLOC_"}) {
+            assertEquals(Map.of(), MallocSettings.forWorkers(Map.of(name, ""), "Linux", err), name);
+        }
+        assertEquals("", note.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void otherSystemsGetNothing() {
+        assertEquals(Map.of(), MallocSettings.forWorkers(Map.of(), "Mac OS X", err));
+        assertEquals(Map.of(), MallocSettings.forWorkers(Map.of(), "Windows 11", err));
+    }
+}
