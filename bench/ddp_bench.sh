@@ -7,8 +7,9 @@
 #   - 1-rank throughput without DDP: GptTrainBench (DJL's plain Trainer) and torch_gpt_bench.py
 #     alone; then the 2-rank scaling, 2 x tokens/s per rank / 1-rank tokens/s, of each.
 # All four run under the same glibc malloc settings: MALLOC=tuned (the default) gives every run those
-# bin/djlrun gives its workers (one arena, no trimming or mmap below 1 GiB: freed tensor memory is
-# reused instead of being faulted in again every step); MALLOC=default runs all with glibc's defaults.
+# bin/djlrun gives its workers (one arena, no mmap below 32 MiB, no trimming below 1 GiB: freed
+# tensor memory is reused instead of being faulted in again every step); MALLOC=default runs all
+# with glibc's defaults.
 # Prints every line, then the medians and ratios. Needs the peer: sudo ../shared/peers/setup.sh.
 # Builds the examples' classpath if missing.
 # usage: bench/ddp_bench.sh [REPEAT=5] [STEPS=20] [BATCH=16] [CONTEXT=128] [LAYERS=4] [HEADS=4] [WIDTH=128]
@@ -30,8 +31,9 @@ fi
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 MALLOC=${MALLOC:-tuned}
 if [ "$MALLOC" = tuned ]; then
-  export MALLOC_ARENA_MAX=1 MALLOC_MMAP_THRESHOLD_=1073741824 MALLOC_TRIM_THRESHOLD_=1073741824
+  export MALLOC_ARENA_MAX=1 MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=1073741824
 else
+  unset "${!MALLOC_@}"
   export GLIBC_TUNABLES= # keeps bin/djlrun from adding its settings
 fi
 # shellcheck disable=SC2086

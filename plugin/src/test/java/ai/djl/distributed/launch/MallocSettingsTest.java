@@ -17,16 +17,20 @@ class MallocSettingsTest {
     private final PrintStream err = new PrintStream(note, true, StandardCharsets.UTF_8);
 
     @Test
-    void linuxWorkersGetOneArenaAndNoTrimmingOrMmapBelowOneGibibyte() {
+    void linuxWorkersGetOneArenaNoMmapBelow32MibAndNoTrimmingBelowOneGib() {
         Map<String, String> added = MallocSettings.forWorkers(Map.of("PATH", "/bin"), "Linux", err);
         assertEquals(
                 Map.of(
                         "MALLOC_ARENA_MAX", "1",
-                        "MALLOC_MMAP_THRESHOLD_", "1073741824",
+                        "MALLOC_MMAP_THRESHOLD_", "33554432",
                         "MALLOC_TRIM_THRESHOLD_", "1073741824"),
                 added);
         String printed = note.toString(StandardCharsets.UTF_8);
-        assertTrue(printed.contains("MALLOC_ARENA_MAX=1"), printed);
+        assertTrue(
+                printed.contains(
+                        "setting MALLOC_ARENA_MAX=1 MALLOC_MMAP_THRESHOLD_=33554432"
+                                + " MALLOC_TRIM_THRESHOLD_=1073741824 for each worker"),
+                printed);
         assertTrue(printed.contains("GLIBC_TUNABLES"), printed);
     }
 
