@@ -9,9 +9,9 @@
 # So the script also compares CPU time of the training thread per step: Java reports it itself
 # (cpu_step_ms), and the peer runs once more per repeat with its timer time.perf_counter replaced by
 # time.thread_time (nothing else changed).
-# Both run under the same glibc malloc settings (MALLOC=tuned, the default): one arena and no
-# trimming or mmap of large blocks, so that freed tensor memory is reused rather than returned to the
-# kernel and faulted in again. This matters for the JVM, whose main thread is not the process's
+# Both run under the same glibc malloc settings (MALLOC=tuned, the default; those bin/djlrun gives
+# its workers): one arena, no mmap below 32 MiB and no trimming below 1 GiB, so that freed tensor
+# memory is reused rather than returned to the kernel and faulted in again. This matters for the JVM, whose main thread is not the process's
 # first thread and so allocates from a secondary arena that glibc unmaps when it empties (about
 # 3,000 to 15,000 page faults per step instead of about 300); PyTorch 2.6 barely changes with it.
 # MALLOC=default runs both with glibc's defaults.
@@ -31,12 +31,12 @@ fi
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 MALLOC=${MALLOC:-tuned}
 if [ "$MALLOC" = tuned ]; then
-  export MALLOC_ARENA_MAX=1 MALLOC_MMAP_THRESHOLD_=1073741824 MALLOC_TRIM_THRESHOLD_=1073741824
+  export MALLOC_ARENA_MAX=1 MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=1073741824
 fi
 JAVA_CMD=("${JAVA:-java}" -Dai.djl.pytorch.num_threads=1 -Dai.djl.pytorch.num_interop_threads=1
   -Dorg.slf4j.simpleLogger.defaultLogLevel=error -cp "$LIB/*"
   ai.djl.distributed.transformer.bench.GptTrainBench $ARGS)
-# torch26 runs its command in a chroot: pass the malloc settings explicitly
+# torch26 keeps the environment through its chroot; the settings are named here to make them visible
 PY_CMD=("$PEERS/torch26" env ${MALLOC_ARENA_MAX:+MALLOC_ARENA_MAX=$MALLOC_ARENA_MAX}
   ${MALLOC_MMAP_THRESHOLD_:+MALLOC_MMAP_THRESHOLD_=$MALLOC_MMAP_THRESHOLD_}
   ${MALLOC_TRIM_THRESHOLD_:+MALLOC_TRIM_THRESHOLD_=$MALLOC_TRIM_THRESHOLD_}
