@@ -8,12 +8,32 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
-/** A {@link Work} backed by a {@link CompletableFuture}, for backends to return. Thread-safe. */
+/**
+ * A {@link Work} backed by a {@link CompletableFuture}, for backends to return. Thread-safe.
+ *
+ * <p>A wait that is interrupted does not return while the operation may still read or write the
+ * caller's arrays: it aborts the operation (the backend's abort fails its group, as any failed
+ * collective does), waits until the operation has ended, within the same bound, and only then
+ * throws, with the thread's interrupt flag set. Returning at once would let the caller free arrays
+ * the backend still writes.
+ */
 public final class FutureWork implements Work {
 
     private final String description;
     private final CompletableFuture<Void> future;
     private final Duration defaultTimeout;
+    private final Runnable abort;
+
+    /**
+     * Creates a work that cannot be aborted: an interrupted wait waits on for the operation to end.
+     *
+     * @param description the operation, for messages (e.g. "ALL_REDUCE #7 on group 0")
+     * @param future completed when the operation completes
+     * @param defaultTimeout the bound of {@link #waitFor()}: the operation's own timeout plus slack
+     */
+    public FutureWork(String description, CompletableFuture<Void> future, Duration defaultTimeout) {
+        this(description, future, defaultTimeout, () -> {});
+    }
 
     /**
      * Creates the work.
@@ -21,11 +41,18 @@ public final class FutureWork implements Work {
      * @param description the operation, for messages (e.g. "ALL_REDUCE #7 on group 0")
      * @param future completed when the operation completes
      * @param defaultTimeout the bound of {@link #waitFor()}: the operation's own timeout plus slack
+     * @param abort ends the operation soon, its future completing exceptionally; run when a waiter
+     *     is interrupted
      */
-    public FutureWork(String description, CompletableFuture<Void> future, Duration defaultTimeout) {
+    public FutureWork(
+            String description,
+            CompletableFuture<Void> future,
+            Duration defaultTimeout,
+            Runnable abort) {
         this.description = description;
         this.future = future;
         this.defaultTimeout = defaultTimeout;
+        this.abort = abort;
     }
 
     /**
@@ -67,6 +94,7 @@ public final class FutureWork implements Work {
     /** {@inheritDoc} */
     @Override
     public void waitFor(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
         try {
             future.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
         } catch (ExecutionException e) {
@@ -83,8 +111,41 @@ public final class FutureWork implements Work {
             throw new DistributedException(
                     description + " did not complete within " + timeout + " (it keeps running)", e);
         } catch (InterruptedException e) {
+            DistributedException failure =
+                    new DistributedException(
+                            "interrupted while waiting for " + description + ", which was aborted",
+                            e);
+            try {
+                abort.run();
+            } catch (RuntimeException abortFailure) {
+                failure.addSuppressed(abortFailure);
+            }
+            if (!awaitEnd(deadline)) {
+                failure.addSuppressed(
+                        new DistributedException(
+                                description
+                                        + " still runs after "
+                                        + timeout
+                                        + " despite the abort"));
+            }
             Thread.currentThread().interrupt();
-            throw new DistributedException("interrupted while waiting for " + description, e);
+            throw failure;
+        }
+    }
+
+    /** Waits, ignoring interrupts, until the operation ends or the deadline; whether it ended. */
+    private boolean awaitEnd(long deadline) {
+        while (true) {
+            try {
+                future.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                return true;
+            } catch (ExecutionException | java.util.concurrent.CancellationException e) {
+                return true;
+            } catch (TimeoutException e) {
+                return false;
+            } catch (InterruptedException e) {
+                // keep waiting: the caller's arrays are not free until the operation has ended
+            }
         }
     }
 

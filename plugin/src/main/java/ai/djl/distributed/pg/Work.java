@@ -36,19 +36,24 @@ public interface Work {
     /**
      * Blocks until the operation completes or {@code timeout} passes, and rethrows its failure. The
      * operation keeps its own deadline (the group's timeout from when it started): a shorter {@code
-     * timeout} here only stops waiting; it does not cancel the operation.
+     * timeout} here only stops waiting; it does not cancel the operation. An interrupt does: the
+     * operation is aborted (failing the group, as any failed collective does), the wait goes on
+     * until the backend has let go of the operation's arrays, and then it throws with the thread's
+     * interrupt flag set.
      *
      * @param timeout how long to wait
-     * @throws ai.djl.distributed.DistributedException if the operation failed (its cause) or did
-     *     not complete within {@code timeout}
+     * @throws ai.djl.distributed.DistributedException if the operation failed (its cause), did not
+     *     complete within {@code timeout}, or the waiting thread was interrupted
      */
     void waitFor(Duration timeout);
 
     /**
      * Blocks until the operation completes, and rethrows its failure. The wait is bounded by the
-     * group's timeout, which every operation honours.
+     * group's timeout, which every operation honours. An interrupt aborts the operation, as for
+     * {@link #waitFor(Duration)}.
      *
-     * @throws ai.djl.distributed.DistributedException if the operation failed
+     * @throws ai.djl.distributed.DistributedException if the operation failed or the waiting thread
+     *     was interrupted
      */
     void waitFor();
 

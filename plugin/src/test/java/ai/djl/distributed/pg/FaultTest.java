@@ -3,6 +3,7 @@ package ai.djl.distributed.pg;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.djl.distributed.DistributedException;
 import ai.djl.distributed.backend.CommunicationException;
 import ai.djl.distributed.testing.MultiRank;
 import ai.djl.ndarray.NDArray;
@@ -180,6 +181,40 @@ class FaultTest {
                     }
                     String msg = failsFast(g::barrier).getMessage();
                     assertTrue(msg.contains("rank 1 has destroyed its process group"), msg);
+                    return null;
+                });
+    }
+
+    /**
+     * An interrupted wait does not return while the collective may still write the caller's array
+     * (the caller would free it under the backend): it aborts the collective, waits for it to end,
+     * then throws with the interrupt flag set. The peer never posts, so without the abort the
+     * collective would run to the 60-second timeout.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "shm", "auto"})
+    void anInterruptedWaitAbortsTheCollectiveAndReturnsOnlyOnceItHasEnded(String transport)
+            throws Exception {
+        MultiRank.run(
+                2,
+                transport,
+                Duration.ofSeconds(60),
+                (g, m) -> {
+                    if (g.getRank() == 0) {
+                        return null; // never joins the broadcast
+                    }
+                    NDArray a = m.zeros(new Shape(1000));
+                    Work w = g.broadcastAsync(a, 0);
+                    long start = System.nanoTime();
+                    Thread.currentThread().interrupt();
+                    DistributedException e = assertThrows(DistributedException.class, w::waitFor);
+                    assertTrue(Thread.interrupted(), "the interrupt flag is kept");
+                    assertTrue(w.isCompleted(), "returned while the broadcast still ran");
+                    assertTrue(!w.isSuccess(), "the broadcast was aborted");
+                    assertTrue(e.getMessage().contains("interrupted"), e.getMessage());
+                    assertTrue(System.nanoTime() - start < 20e9, "aborted, not timed out");
+                    // The group is aborted, as after any failed collective.
+                    assertThrows(CommunicationException.class, () -> g.allReduce(a));
                     return null;
                 });
     }

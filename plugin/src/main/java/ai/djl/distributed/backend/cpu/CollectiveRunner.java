@@ -120,7 +120,7 @@ final class CollectiveRunner implements AutoCloseable {
                 executing.unlock();
             }
         }
-        return new FutureWork(what, future, timeout.plus(WAIT_SLACK));
+        return new FutureWork(what, future, timeout.plus(WAIT_SLACK), () -> abort(what));
     }
 
     private void run(
@@ -155,6 +155,13 @@ final class CollectiveRunner implements AutoCloseable {
             transport.abort(ce);
             future.completeExceptionally(ce);
         }
+    }
+
+    /** Fails the group on behalf of a caller that stopped waiting for {@code what}. */
+    private void abort(String what) {
+        transport.abort(
+                new CommunicationException(
+                        what + " was aborted: a thread waiting for it was interrupted", -1));
     }
 
     @Override

@@ -40,7 +40,10 @@ final class PointToPoint {
         Transfer t = transport.send(dst, slot, sig, region.buffer());
         String what = "send to rank " + dst + " of " + sig;
         return new FutureWork(
-                what, bounded(t, what, dst), timeout.plus(CollectiveRunner.WAIT_SLACK));
+                what,
+                bounded(t, what, dst),
+                timeout.plus(CollectiveRunner.WAIT_SLACK),
+                () -> abort(what));
     }
 
     Work recv(NdRegion region, NDArray array, int src, int tag) {
@@ -51,7 +54,8 @@ final class PointToPoint {
         return new FutureWork(
                 what,
                 bounded(t, what, src).thenRun(region::writeBack),
-                timeout.plus(CollectiveRunner.WAIT_SLACK));
+                timeout.plus(CollectiveRunner.WAIT_SLACK),
+                () -> abort(what));
     }
 
     /**
@@ -85,6 +89,13 @@ final class PointToPoint {
                                 + " die, stall, or not post the matching operation?); the group"
                                 + " is aborted",
                         peer));
+    }
+
+    /** Fails the group on behalf of a caller that stopped waiting for {@code what}. */
+    private void abort(String what) {
+        transport.abort(
+                new CommunicationException(
+                        what + " was aborted: a thread waiting for it was interrupted", -1));
     }
 
     private static OpSignature signature(NDArray array, int tag) {
