@@ -3,6 +3,7 @@ package ai.djl.distributed.pg;
 import ai.djl.distributed.DistributedException;
 
 import java.time.Duration;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -139,7 +140,7 @@ public final class FutureWork implements Work {
             try {
                 future.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
                 return true;
-            } catch (ExecutionException | java.util.concurrent.CancellationException e) {
+            } catch (ExecutionException | CancellationException e) {
                 return true;
             } catch (TimeoutException e) {
                 return false;

@@ -30,9 +30,15 @@ class LauncherTest {
     private static final Pattern LINE = Pattern.compile("^\\[rank(\\d+)]: (.*)$");
 
     private static LauncherProcess launch(String... args) throws IOException {
+        return launch(Map.of(), args);
+    }
+
+    /** Starts djlrun with small JVMs, {@code env} added to its environment. */
+    private static LauncherProcess launch(Map<String, String> env, String... args)
+            throws IOException {
         List<String> all = new ArrayList<>(List.of("--jvm-opts", LauncherProcess.SMALL_JVM));
         all.addAll(List.of(args));
-        return LauncherProcess.start(Map.of(), all.toArray(new String[0]));
+        return LauncherProcess.start(env, all.toArray(new String[0]));
     }
 
     private static int freePort() throws IOException {
@@ -149,14 +155,7 @@ class LauncherTest {
     @Test
     void theUsersMallocSettingsWinWhole() throws Exception {
         try (LauncherProcess djlrun =
-                LauncherProcess.start(
-                        Map.of("GLIBC_TUNABLES", ""),
-                        "--jvm-opts",
-                        LauncherProcess.SMALL_JVM,
-                        "--nproc-per-node",
-                        "1",
-                        WORKER,
-                        "env")) {
+                launch(Map.of("GLIBC_TUNABLES", ""), "--nproc-per-node", "1", WORKER, "env")) {
             assertEquals(0, djlrun.waitFor(WAIT), djlrun::describe);
             assertTrue(
                     djlrun.stdout().contains("[rank0]: MALLOC GLIBC_TUNABLES=\n"),

@@ -120,7 +120,8 @@ final class CollectiveRunner implements AutoCloseable {
                 executing.unlock();
             }
         }
-        return new FutureWork(what, future, timeout.plus(WAIT_SLACK), () -> abort(what));
+        return new FutureWork(
+                what, future, timeout.plus(WAIT_SLACK), abortOnInterrupt(transport, what));
     }
 
     private void run(
@@ -157,11 +158,16 @@ final class CollectiveRunner implements AutoCloseable {
         }
     }
 
-    /** Fails the group on behalf of a caller that stopped waiting for {@code what}. */
-    private void abort(String what) {
-        transport.abort(
-                new CommunicationException(
-                        what + " was aborted: a thread waiting for it was interrupted", -1));
+    /**
+     * Returns the abort of a {@link FutureWork} on this transport: it fails the group on behalf of
+     * a caller interrupted while waiting for {@code what}.
+     */
+    static Runnable abortOnInterrupt(Transport transport, String what) {
+        return () ->
+                transport.abort(
+                        new CommunicationException(
+                                what + " was aborted: a thread waiting for it was interrupted",
+                                -1));
     }
 
     @Override

@@ -43,7 +43,7 @@ final class PointToPoint {
                 what,
                 bounded(t, what, dst),
                 timeout.plus(CollectiveRunner.WAIT_SLACK),
-                () -> abort(what));
+                CollectiveRunner.abortOnInterrupt(transport, what));
     }
 
     Work recv(NdRegion region, NDArray array, int src, int tag) {
@@ -55,7 +55,7 @@ final class PointToPoint {
                 what,
                 bounded(t, what, src).thenRun(region::writeBack),
                 timeout.plus(CollectiveRunner.WAIT_SLACK),
-                () -> abort(what));
+                CollectiveRunner.abortOnInterrupt(transport, what));
     }
 
     /**
@@ -89,13 +89,6 @@ final class PointToPoint {
                                 + " die, stall, or not post the matching operation?); the group"
                                 + " is aborted",
                         peer));
-    }
-
-    /** Fails the group on behalf of a caller that stopped waiting for {@code what}. */
-    private void abort(String what) {
-        transport.abort(
-                new CommunicationException(
-                        what + " was aborted: a thread waiting for it was interrupted", -1));
     }
 
     private static OpSignature signature(NDArray array, int tag) {
