@@ -10,7 +10,11 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -44,6 +48,9 @@ abstract class LinkTransport implements Transport, Link.Owner {
     private final AtomicInteger pendingBegins = new AtomicInteger();
     private final Object aborting = new Object(); // held while a direct abort tells the peers
     private boolean linksAborted; // guarded by aborting
+    // Completed once the progress thread no longer serves the links: it aborted them, or its loop
+    // ended. Until then it may still copy into a posted receive's buffer.
+    private final CompletableFuture<Void> linksDown = new CompletableFuture<>();
     private Thread progressThread;
 
     /**
@@ -177,7 +184,20 @@ abstract class LinkTransport implements Transport, Link.Owner {
         }
         if (!direct) {
             if (first) {
-                command(() -> abortLinks(cause));
+                command(
+                        () -> {
+                            try {
+                                abortLinks(cause);
+                            } finally {
+                                linksDown.complete(null);
+                            }
+                        });
+            }
+            if (Thread.currentThread() != progressThread) {
+                // Whoever aborts may free the buffers of the transfers this fails as soon as it
+                // returns (a failed collective hands its arrays back to the caller): return only
+                // once the progress thread has stopped copying into them.
+                awaitLinksDown();
             }
             return;
         }
@@ -345,6 +365,40 @@ abstract class LinkTransport implements Transport, Link.Owner {
         } catch (Exception | Error e) {
             abort(new CommunicationException("rank " + rank + "'s transport failed: " + e, -1, e));
             drainAfterAbort();
+        } finally {
+            linksDown.complete(null);
+        }
+    }
+
+    /**
+     * Waits, bounded and ignoring interrupts (an interrupted caller is often the one aborting),
+     * until the progress thread no longer serves the links.
+     */
+    private void awaitLinksDown() {
+        long end = System.nanoTime() + CLOSE_DRAIN.toNanos();
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    linksDown.get(Math.max(0, end - System.nanoTime()), TimeUnit.NANOSECONDS);
+                    return;
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                } catch (ExecutionException e) {
+                    return; // never completed exceptionally
+                } catch (TimeoutException e) {
+                    logger.warn(
+                            "rank {}: the transport's progress thread did not stop serving its"
+                                    + " links within {} of the abort",
+                            rank,
+                            CLOSE_DRAIN);
+                    return;
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 

@@ -142,6 +142,11 @@ public interface Transport extends AutoCloseable {
      * Fails the transport: every pending and later transfer fails with {@code cause}, and the peers
      * are told (best effort) so that they fail too instead of waiting for their timeout.
      *
+     * <p>Called from any thread but the transport's own, it returns only once the transport no
+     * longer reads into or writes from the buffers of the transfers it failed (bounded by a few
+     * seconds), so that the caller may then free them. Ignores interrupts while it waits, keeping
+     * the thread's interrupt status.
+     *
      * @param cause the failure
      */
     void abort(CommunicationException cause);

@@ -1,0 +1,97 @@
+package ai.djl.distributed.backend.cpu.transport;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ai.djl.distributed.backend.CommunicationException;
+import ai.djl.distributed.store.HashStore;
+
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.net.InetAddress;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * What {@link Transport#abort} promises every transport: once it returns, the transfers it failed
+ * are done and nothing touches their buffers again, so a caller may free them. Two ranks of one
+ * process.
+ */
+@org.junit.jupiter.api.Timeout(120)
+class TransportAbortTest {
+
+    private static final Duration TIMEOUT = Duration.ofSeconds(20);
+    private static final OpSignature SIG = new OpSignature(OpSignature.SEND, 0, 0, 0, 1);
+
+    private static Transport[] connectPair(String kind, HashStore store) {
+        InetAddress loopback = InetAddress.getLoopbackAddress();
+        CompletableFuture<Transport> other =
+                CompletableFuture.supplyAsync(() -> connect(kind, store, 1, loopback));
+        Transport zero = connect(kind, store, 0, loopback);
+        return new Transport[] {zero, other.join()};
+    }
+
+    private static Transport connect(String kind, HashStore store, int rank, InetAddress address) {
+        return switch (kind) {
+            case "tcp" -> TcpTransport.connect(store, rank, 2, address, TIMEOUT);
+            case "shm" -> ShmTransport.connect(store, rank, 2, TIMEOUT);
+            default -> throw new IllegalArgumentException(kind);
+        };
+    }
+
+    /**
+     * The receiver aborts while a large message streams into its posted buffer: when abort returns,
+     * the receive has failed and the buffer no longer changes.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "shm"})
+    void onceAbortReturnsNothingWritesIntoTheBuffersItFailed(String kind) throws Exception {
+        try (HashStore store = new HashStore()) {
+            Transport[] t = connectPair(kind, store);
+            try {
+                int bytes = 128 << 20; // far more than a socket or a ring holds: it streams
+                ByteBuffer out = ByteBuffer.allocateDirect(bytes);
+                for (int i = 0; i < bytes; i += 8) {
+                    out.putLong(i, 0x0101010101010101L);
+                }
+                ByteBuffer in = ByteBuffer.allocateDirect(bytes);
+                long slot = Transport.p2pSlot(0, 0);
+                Transfer recv = t[0].recv(1, slot, SIG, in);
+                t[1].send(0, slot, SIG, out);
+                long deadline = System.nanoTime() + TIMEOUT.toNanos();
+                while (in.get(0) == 0 && !recv.isDone() && System.nanoTime() < deadline) {
+                    Thread.onSpinWait();
+                }
+                assertFalse(recv.isDone(), "the receive finished before it could be aborted");
+
+                t[0].abort(new CommunicationException("test abort", -1));
+
+                assertTrue(recv.isDone(), "abort returned while the receive was still pending");
+                long written = countWritten(in);
+                assertTrue(written > 0 && written < bytes, "bytes received: " + written);
+                Thread.sleep(300); // long enough for the rest to land, were anything still copying
+                assertEquals(written, countWritten(in), "bytes landed after abort returned");
+                CommunicationException e =
+                        assertThrows(
+                                CommunicationException.class,
+                                () -> recv.await(Deadline.after(TIMEOUT)));
+                assertTrue(e.getMessage().contains("test abort"), e.getMessage());
+            } finally {
+                t[0].close();
+                t[1].close();
+            }
+        }
+    }
+
+    private static long countWritten(ByteBuffer in) {
+        long n = 0;
+        for (int i = 0; i < in.capacity(); i += 8) {
+            n += Long.bitCount(in.getLong(i)); // each byte written holds one bit
+        }
+        return n;
+    }
+}
