@@ -17,6 +17,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 /** Ranks that disagree, or never arrive, fail with a clear error instead of hanging. */
 @Timeout(120)
@@ -216,6 +218,46 @@ class FaultTest {
                     // The group is aborted, as after any failed collective.
                     assertThrows(CommunicationException.class, () -> g.allReduce(a));
                     return null;
+                });
+    }
+
+    /**
+     * Destroying a group from an interrupted thread (a shutdown, a test harness) while one of its
+     * collectives runs and another waits in line fails both, and returns only once both have ended:
+     * the backend frees its memory after that, and the queued one's caller must not wait on a work
+     * that never completes. The peer never joins, so only the abort ends them early.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "shm", "auto"})
+    void anInterruptedDestroyEndsEveryCollectiveBeforeItReturns(String transport) throws Exception {
+        CountDownLatch done = new CountDownLatch(1);
+        MultiRank.run(
+                2,
+                transport,
+                Duration.ofSeconds(60),
+                (g, m) -> {
+                    if (g.getRank() == 0) {
+                        // Stays in the group, silent, until rank 1 is through.
+                        assertTrue(done.await(30, TimeUnit.SECONDS));
+                        return null;
+                    }
+                    try {
+                        NDArray a = m.zeros(new Shape(1000));
+                        NDArray b = m.zeros(new Shape(1000));
+                        Work running = g.broadcastAsync(a, 0);
+                        Work queued = g.allReduceAsync(b, ReduceOp.SUM);
+                        long start = System.nanoTime();
+                        Thread.currentThread().interrupt();
+                        g.close();
+                        assertTrue(Thread.interrupted(), "the interrupt flag is kept");
+                        assertTrue(running.isCompleted(), "returned while the broadcast ran");
+                        assertTrue(queued.isCompleted(), "the queued all-reduce never ended");
+                        assertTrue(!running.isSuccess() && !queued.isSuccess(), "both failed");
+                        assertTrue(System.nanoTime() - start < 20e9, "aborted, not timed out");
+                        return null;
+                    } finally {
+                        done.countDown();
+                    }
                 });
     }
 

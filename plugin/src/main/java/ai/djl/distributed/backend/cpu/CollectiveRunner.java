@@ -176,15 +176,40 @@ final class CollectiveRunner implements AutoCloseable {
             closed = true;
         }
         executor.shutdown();
+        long limit = timeout.toNanos() + TimeUnit.SECONDS.toNanos(1);
         try {
             // Collectives already queued run to completion or to their deadline.
-            if (!executor.awaitTermination(timeout.toMillis() + 1000, TimeUnit.MILLISECONDS)) {
+            if (!executor.awaitTermination(limit, TimeUnit.NANOSECONDS)) {
                 executor.shutdownNow();
             }
         } catch (InterruptedException e) {
+            // Interrupted: end the collectives at once, failing them, but still wait until they
+            // have: they write into the caller's arrays and this backend's memory, which are
+            // freed once close returns, and every queued one must complete its work.
+            transport.abort(
+                    new CommunicationException(
+                            "rank "
+                                    + transport.getRank()
+                                    + "'s group was destroyed by an interrupted thread while"
+                                    + " collectives ran",
+                            -1));
+            if (!awaitTerminationUninterruptibly(limit)) {
+                executor.shutdownNow();
+            }
             Thread.currentThread().interrupt();
-            executor.shutdownNow();
         }
         scratch.release();
+    }
+
+    private boolean awaitTerminationUninterruptibly(long nanos) {
+        long end = System.nanoTime() + nanos;
+        while (true) {
+            try {
+                return executor.awaitTermination(
+                        Math.max(0, end - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                // keep waiting; the caller restores the interrupt status
+            }
+        }
     }
 }
