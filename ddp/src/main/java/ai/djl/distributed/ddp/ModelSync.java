@@ -147,11 +147,27 @@ final class ModelSync {
             return;
         }
         List<Work> works = new ArrayList<>(arrays.size());
-        for (NDArray a : arrays) {
-            works.add(group.broadcastAsync(a, 0));
+        RuntimeException failure = null;
+        try {
+            for (NDArray a : arrays) {
+                works.add(group.broadcastAsync(a, 0));
+            }
+        } catch (RuntimeException e) {
+            failure = e;
         }
+        // Every broadcast started is waited for, even after one failed: each writes into its
+        // array until it ends, and the caller may close the model once this throws.
         for (Work w : works) {
-            w.waitFor();
+            try {
+                w.waitFor();
+            } catch (RuntimeException e) {
+                if (failure == null) {
+                    failure = e; // the later ones fail because the group failed: not news
+                }
+            }
+        }
+        if (failure != null) {
+            throw failure;
         }
     }
 }

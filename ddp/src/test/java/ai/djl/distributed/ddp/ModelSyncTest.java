@@ -1,0 +1,49 @@
+package ai.djl.distributed.ddp;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.types.Shape;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.util.Arrays;
+import java.util.List;
+
+/** How DDP's start-up broadcast of the model behaves when one of its broadcasts fails. */
+@Timeout(60)
+class ModelSyncTest {
+
+    /**
+     * A broadcast refused at submission (a null array) fails the call only once the broadcasts
+     * started before it have ended: their arrays hold rank 0's values when it throws, and the
+     * caller may close them.
+     */
+    @Test
+    void aFailedBroadcastThrowsOnlyOnceTheStartedOnesHaveEnded() throws Exception {
+        int n = 8 << 20; // 32 MiB: still in flight when the null is refused
+        List<Long> ones =
+                Ranks.run(
+                        2,
+                        (group, manager) -> {
+                            NDArray big =
+                                    manager.full(new Shape(n), group.getRank() == 0 ? 1f : -1f);
+                            IllegalArgumentException e =
+                                    assertThrows(
+                                            IllegalArgumentException.class,
+                                            () ->
+                                                    ModelSync.broadcast(
+                                                            group, Arrays.asList(big, null)));
+                            assertTrue(e.getMessage().contains("null"), e.getMessage());
+                            long count = 0;
+                            for (float v : big.toFloatArray()) {
+                                count += v == 1f ? 1 : 0;
+                            }
+                            return count;
+                        });
+        assertEquals(List.of((long) n, (long) n), ones);
+    }
+}
