@@ -197,27 +197,36 @@ class FaultTest {
     @ValueSource(strings = {"tcp", "shm", "auto"})
     void anInterruptedWaitAbortsTheCollectiveAndReturnsOnlyOnceItHasEnded(String transport)
             throws Exception {
+        CountDownLatch done = new CountDownLatch(1);
         MultiRank.run(
                 2,
                 transport,
                 Duration.ofSeconds(60),
                 (g, m) -> {
                     if (g.getRank() == 0) {
-                        return null; // never joins the broadcast
+                        // Never joins the broadcast, and calls nothing else (the harness's
+                        // barrier) until rank 1 is through: that would fail it as a mismatch.
+                        assertTrue(done.await(30, TimeUnit.SECONDS));
+                        return null;
                     }
-                    NDArray a = m.zeros(new Shape(1000));
-                    Work w = g.broadcastAsync(a, 0);
-                    long start = System.nanoTime();
-                    Thread.currentThread().interrupt();
-                    DistributedException e = assertThrows(DistributedException.class, w::waitFor);
-                    assertTrue(Thread.interrupted(), "the interrupt flag is kept");
-                    assertTrue(w.isCompleted(), "returned while the broadcast still ran");
-                    assertTrue(!w.isSuccess(), "the broadcast was aborted");
-                    assertTrue(e.getMessage().contains("interrupted"), e.getMessage());
-                    assertTrue(System.nanoTime() - start < 20e9, "aborted, not timed out");
-                    // The group is aborted, as after any failed collective.
-                    assertThrows(CommunicationException.class, () -> g.allReduce(a));
-                    return null;
+                    try {
+                        NDArray a = m.zeros(new Shape(1000));
+                        Work w = g.broadcastAsync(a, 0);
+                        long start = System.nanoTime();
+                        Thread.currentThread().interrupt();
+                        DistributedException e =
+                                assertThrows(DistributedException.class, w::waitFor);
+                        assertTrue(Thread.interrupted(), "the interrupt flag is kept");
+                        assertTrue(w.isCompleted(), "returned while the broadcast still ran");
+                        assertTrue(!w.isSuccess(), "the broadcast was aborted");
+                        assertTrue(e.getMessage().contains("interrupted"), e.getMessage());
+                        assertTrue(System.nanoTime() - start < 20e9, "aborted, not timed out");
+                        // The group is aborted, as after any failed collective.
+                        assertThrows(CommunicationException.class, () -> g.allReduce(a));
+                        return null;
+                    } finally {
+                        done.countDown();
+                    }
                 });
     }
 
