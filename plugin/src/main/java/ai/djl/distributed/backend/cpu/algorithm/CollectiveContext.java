@@ -14,6 +14,7 @@ import ai.djl.ndarray.types.DataType;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.time.Duration;
 
 /**
  * All an algorithm sees of its group, as gloo's algorithms see their context: this rank, the
@@ -115,6 +116,24 @@ public final class CollectiveContext {
      */
     public PeerMemory peerMemory() {
         return transport.peerMemory();
+    }
+
+    /**
+     * Returns the group's shared-memory board.
+     *
+     * @return the board, or null where the group has none
+     */
+    public ShmBoard board() {
+        return transport.board();
+    }
+
+    /**
+     * Returns the group's timeout, which the collective's deadline counts from its submission.
+     *
+     * @return the timeout
+     */
+    public Duration timeout() {
+        return deadline.timeout();
     }
 
     /**

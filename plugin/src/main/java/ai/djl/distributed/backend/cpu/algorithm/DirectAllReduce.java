@@ -2,6 +2,10 @@ package ai.djl.distributed.backend.cpu.algorithm;
 
 import ai.djl.distributed.backend.CommunicationException;
 import ai.djl.distributed.backend.cpu.transport.PeerMemory;
+import ai.djl.distributed.backend.cpu.transport.ShmBoard;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
@@ -22,17 +26,19 @@ import java.util.concurrent.locks.LockSupport;
  * its buffer is complete, and no peer reads or writes it any longer. Each block is reduced by its
  * owner alone, so every rank ends with the same bits.
  *
- * <p>On a failure after the addresses are out, peers may still be copying: each checks the group's
- * health before every chunk, and a failing rank aborts the group and lingers {@link #LINGER_NANOS}
- * before its buffer goes back to the caller, long enough for the peers to hear of it.
+ * <p>On a failure after the addresses are out, peers may still be copying. A rank writes into its
+ * peers only between {@link ShmBoard#beginPeerWrites()}, which fails once a peer has aborted, and
+ * {@link ShmBoard#endPeerWrites()}; a failing rank aborts the group (which marks the board), then
+ * waits until no live peer is between the two before its buffer goes back to the caller. So no peer
+ * writes into a buffer its owner has handed back, however late the peer is scheduled. A peer may
+ * still read it after that, into its own buffer, whose collective then fails too.
  */
 public final class DirectAllReduce {
 
+    private static final Logger logger = LoggerFactory.getLogger(DirectAllReduce.class);
+
     /** Piece of a peer's block read and reduced at a time: it and its accumulator fit in L2. */
     static final int CHUNK_BYTES = 1024 * 1024;
-
-    /** How long a failing rank keeps its buffer from the caller after aborting the group. */
-    static final long LINGER_NANOS = 200_000_000L;
 
     private DirectAllReduce() {}
 
@@ -62,15 +68,47 @@ public final class DirectAllReduce {
             offsets[b] = offsets[b - 1] + counts[b - 1] * es;
         }
 
-        long[] addresses = exchangeAddresses(ctx, PeerMemory.address(data));
         try {
+            // Once this rank's address is posted, a peer may write into its buffer.
+            long[] addresses = exchangeAddresses(ctx, PeerMemory.address(data));
             exchangeBlocks(ctx, memory, data, counts, offsets, addresses);
-        } catch (CommunicationException e) {
-            ctx.abort(e);
-            LockSupport.parkNanos(LINGER_NANOS);
+        } catch (RuntimeException e) {
+            ctx.abort(
+                    e instanceof CommunicationException ce
+                            ? ce
+                            : new CommunicationException("all-reduce failed: " + e, -1, e));
+            awaitPeersDoneWriting(ctx, memory);
             throw e;
         } finally {
             Reference.reachabilityFence(data);
+        }
+    }
+
+    /**
+     * After this rank's abort (which marked the board): waits until no live peer may still write
+     * into this rank's buffer. Bounded by the group's timeout, as every wait is; a peer that is
+     * still between its marks then is stalled, and is reported.
+     */
+    private static void awaitPeersDoneWriting(CollectiveContext ctx, PeerMemory memory) {
+        ShmBoard board = ctx.board();
+        long end = System.nanoTime() + ctx.timeout().toNanos();
+        for (int peer = 0; peer < ctx.size(); peer++) {
+            if (peer == ctx.rank()) {
+                continue;
+            }
+            while (board.isWritingIntoPeers(peer) && memory.isAlive(peer)) {
+                if (System.nanoTime() - end > 0) {
+                    logger.warn(
+                            "rank {}: rank {} still writes into this rank's buffer {} after the"
+                                    + " all-reduce failed; handing it back anyway",
+                            ctx.rank(),
+                            peer,
+                            ctx.timeout());
+                    break;
+                }
+                // A peer writes at most one chunk per rank before it sees the abort.
+                LockSupport.parkNanos(50_000L);
+            }
         }
     }
 
@@ -84,6 +122,7 @@ public final class DirectAllReduce {
         int p = ctx.size();
         int r = ctx.rank();
         int es = ctx.elementSize();
+        ShmBoard board = ctx.board();
         ByteBuffer bounce = ctx.scratch(0, Math.min(CHUNK_BYTES, counts[r] * es));
         int chunkElems = Math.max(1, CHUNK_BYTES / es);
         for (int e = 0; e < counts[r]; e += chunkElems) {
@@ -97,9 +136,14 @@ public final class DirectAllReduce {
                 ctx.reduce(data, at, bounce, 0, n);
             }
             ByteBuffer reduced = CollectiveContext.slice(data, at, n * es);
-            for (int k = 1; k < p; k++) {
-                int peer = (r + k) % p;
-                memory.write(peer, addresses[peer] + at, reduced);
+            board.beginPeerWrites(); // fails if a peer has aborted: its buffer may be freed
+            try {
+                for (int k = 1; k < p; k++) {
+                    int peer = (r + k) % p;
+                    memory.write(peer, addresses[peer] + at, reduced);
+                }
+            } finally {
+                board.endPeerWrites();
             }
         }
 

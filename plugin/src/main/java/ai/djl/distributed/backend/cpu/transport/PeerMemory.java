@@ -147,6 +147,16 @@ public final class PeerMemory {
         copy(peer, address, from, true);
     }
 
+    /**
+     * Returns whether {@code peer}'s process still runs.
+     *
+     * @param peer the rank
+     * @return whether its process is alive
+     */
+    public boolean isAlive(int peer) {
+        return ProcessHandle.of(pids[peer]).map(ProcessHandle::isAlive).orElse(false);
+    }
+
     private void copy(int peer, long address, ByteBuffer local, boolean write) {
         long base = address(local) + local.position();
         long want = local.remaining();

@@ -46,6 +46,8 @@ public final class ShmBoard {
     private static final int CLOSED = 320;
     // Set once this rank aborts: 1 + the length of its reason, kept at ABORT_REASON (UTF-8).
     private static final int ABORTED = 384;
+    // 1 while this rank writes into its peers' memory (PeerMemory), else 0.
+    private static final int WRITING = 448;
     private static final int ABORT_REASON = 1024;
     private static final int MAX_REASON_BYTES = 3072;
     private static final int SLOTS = 4096;
@@ -171,6 +173,62 @@ public final class ShmBoard {
         LONG.setRelease(pages[rank], CLOSED, 1L);
     }
 
+    /**
+     * Marks that this rank is about to write into its peers' buffers, then checks that none of them
+     * has aborted or closed its group; call {@link #endPeerWrites()} once the writes are done. With
+     * {@link #isWritingIntoPeers(int)} this makes a handshake: a peer that aborts, then sees this
+     * rank not writing, knows that this rank will see its abort here and not write; so an aborting
+     * rank can hand its buffer back to its caller without a peer writing into it after.
+     *
+     * @throws CommunicationException naming a peer that has aborted or closed (the mark is then
+     *     cleared)
+     */
+    public void beginPeerWrites() {
+        ByteBuffer mine = pages[rank];
+        LONG.setVolatile(mine, WRITING, 1L);
+        // The mark must be visible before the peers' marks are read (a store-load barrier).
+        VarHandle.fullFence();
+        for (int peer = 0; peer < pages.length; peer++) {
+            if (peer == rank) {
+                continue;
+            }
+            ByteBuffer page = pages[peer];
+            long aborted = (long) LONG.getVolatile(page, ABORTED);
+            if (aborted != 0 || (long) LONG.getVolatile(page, CLOSED) != 0) {
+                LONG.setRelease(mine, WRITING, 0L);
+                throw new CommunicationException(
+                        "rank "
+                                + peer
+                                + (aborted != 0
+                                        ? " aborted its process group: " + reason(page, aborted)
+                                        : " has destroyed its process group")
+                                + " (rank "
+                                + rank
+                                + " was about to write into its buffer)",
+                        peer);
+            }
+        }
+    }
+
+    /** Clears the mark of {@link #beginPeerWrites()}: this rank's writes into peers are done. */
+    public void endPeerWrites() {
+        LONG.setRelease(pages[rank], WRITING, 0L);
+    }
+
+    /**
+     * Returns whether {@code peer} is between {@link #beginPeerWrites()} and {@link
+     * #endPeerWrites()}. Call it after this rank has aborted: once it returns false, the peer
+     * writes nothing more into this rank's buffers.
+     *
+     * @param peer the peer
+     * @return whether it may be writing into this rank's memory
+     */
+    public boolean isWritingIntoPeers(int peer) {
+        // This rank's abort mark must be visible before the peer's mark is read.
+        VarHandle.fullFence();
+        return (long) LONG.getVolatile(pages[peer], WRITING) != 0;
+    }
+
     /** Fails if {@code peer} will never make post {@code post}: it closed, moved on, or differs. */
     private void checkPeer(int peer, long post, long seq, OpSignature signature) {
         ByteBuffer page = pages[peer];
@@ -180,13 +238,8 @@ public final class ShmBoard {
                 return; // it posted, then stopped: its post came first
             }
             if (aborted != 0) {
-                byte[] reason = new byte[(int) Math.min(aborted - 1, MAX_REASON_BYTES)];
-                page.get(ABORT_REASON, reason);
                 throw new CommunicationException(
-                        "rank "
-                                + peer
-                                + " aborted its process group: "
-                                + new String(reason, StandardCharsets.UTF_8),
+                        "rank " + peer + " aborted its process group: " + reason(page, aborted),
                         peer);
             }
             throw new CommunicationException(
@@ -217,6 +270,13 @@ public final class ShmBoard {
         if (theirSeq > seq && (long) LONG.getAcquire(page, POSTED) < post) {
             throw Mismatch.skipped(peer, seq, signature, theirSeq, theirs);
         }
+    }
+
+    /** The reason a peer's page gives for its abort, whose mark is {@code aborted}. */
+    private static String reason(ByteBuffer page, long aborted) {
+        byte[] reason = new byte[(int) Math.min(aborted - 1, MAX_REASON_BYTES)];
+        page.get(ABORT_REASON, reason);
+        return new String(reason, StandardCharsets.UTF_8);
     }
 
     private static void putSignature(ByteBuffer page, int at, long seq, OpSignature signature) {

@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import ai.djl.distributed.backend.CommunicationException;
 import ai.djl.distributed.store.HashStore;
 
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -21,7 +23,7 @@ import java.util.concurrent.CompletableFuture;
  * are done and nothing touches their buffers again, so a caller may free them. Two ranks of one
  * process.
  */
-@org.junit.jupiter.api.Timeout(120)
+@Timeout(120)
 class TransportAbortTest {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(20);
@@ -80,6 +82,39 @@ class TransportAbortTest {
                                 CommunicationException.class,
                                 () -> recv.await(Deadline.after(TIMEOUT)));
                 assertTrue(e.getMessage().contains("test abort"), e.getMessage());
+            } finally {
+                t[0].close();
+                t[1].close();
+            }
+        }
+    }
+
+    /**
+     * The board's handshake for writes into a peer's memory: a rank between {@code beginPeerWrites}
+     * and {@code endPeerWrites} is seen as writing by its peers, and a rank whose peer has aborted
+     * cannot begin, so the aborted peer, once it sees the rank not writing, may hand its buffer
+     * back.
+     */
+    @Test
+    void aRankCannotBeginWritingIntoAPeerThatAborted() {
+        try (HashStore store = new HashStore()) {
+            Transport[] t = connectPair("shm", store);
+            try {
+                ShmBoard zero = t[0].board();
+                ShmBoard one = t[1].board();
+                assertFalse(zero.isWritingIntoPeers(1));
+                one.beginPeerWrites();
+                assertTrue(zero.isWritingIntoPeers(1), "the mark is seen");
+                one.endPeerWrites();
+                assertFalse(zero.isWritingIntoPeers(1), "the mark is cleared");
+
+                t[0].abort(new CommunicationException("rank 0 gave up", -1));
+
+                CommunicationException e =
+                        assertThrows(CommunicationException.class, one::beginPeerWrites);
+                assertEquals(0, e.getPeerRank(), e.getMessage());
+                assertTrue(e.getMessage().contains("rank 0 gave up"), e.getMessage());
+                assertFalse(zero.isWritingIntoPeers(1), "a refused begin leaves no mark");
             } finally {
                 t[0].close();
                 t[1].close();
