@@ -162,7 +162,11 @@ final class ModelSync {
                 w.waitFor();
             } catch (RuntimeException e) {
                 if (failure == null) {
-                    failure = e; // the later ones fail because the group failed: not news
+                    failure = e;
+                } else if (!w.isCompleted()) {
+                    // Gave up while it still runs: the caller must know. A later broadcast that
+                    // failed because the group had failed is no news.
+                    failure.addSuppressed(e);
                 }
             }
         }

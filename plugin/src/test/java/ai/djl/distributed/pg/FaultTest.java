@@ -17,6 +17,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
@@ -263,6 +264,58 @@ class FaultTest {
                         assertTrue(queued.isCompleted(), "the queued all-reduce never ended");
                         assertTrue(!running.isSuccess() && !queued.isSuccess(), "both failed");
                         assertTrue(System.nanoTime() - start < 20e9, "aborted, not timed out");
+                        return null;
+                    } finally {
+                        done.countDown();
+                    }
+                });
+    }
+
+    /**
+     * A blocking collective runs on its caller's thread; destroying the group from another thread
+     * waits for it to end (here at its 2-second deadline, the peer being silent) before the backend
+     * frees what it uses, as it waits for collectives run by the backend's own thread.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "shm", "auto"})
+    void aDestroyWaitsForACollectiveRunningOnItsCallersThread(String transport) throws Exception {
+        CountDownLatch done = new CountDownLatch(1);
+        MultiRank.run(
+                2,
+                transport,
+                Duration.ofSeconds(2),
+                (g, m) -> {
+                    if (g.getRank() == 0) {
+                        assertTrue(
+                                done.await(30, TimeUnit.SECONDS)); // silent until rank 1 is through
+                        return null;
+                    }
+                    try {
+                        NDArray a = m.zeros(new Shape(1000));
+                        CompletableFuture<Long> failedAt = new CompletableFuture<>();
+                        Thread caller =
+                                new Thread(
+                                        () -> {
+                                            try {
+                                                g.allReduce(a);
+                                                failedAt.completeExceptionally(
+                                                        new AssertionError("it succeeded"));
+                                            } catch (CommunicationException e) {
+                                                failedAt.complete(System.nanoTime());
+                                            }
+                                        });
+                        caller.start();
+                        Thread.sleep(300); // the caller is in its collective by then
+                        g.close();
+                        long closedAt = System.nanoTime();
+                        long failed = failedAt.get(10, TimeUnit.SECONDS);
+                        // The caller records its failure just after the collective lets go.
+                        assertTrue(
+                                closedAt > failed - 100_000_000L,
+                                "destroy returned "
+                                        + (failed - closedAt) / 1_000_000
+                                        + " ms before the collective ended");
+                        caller.join(10_000);
                         return null;
                     } finally {
                         done.countDown();

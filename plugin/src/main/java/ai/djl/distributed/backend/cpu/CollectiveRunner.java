@@ -170,22 +170,65 @@ final class CollectiveRunner implements AutoCloseable {
                                 -1));
     }
 
+    /**
+     * Stops taking collectives and waits, bounded by the timeout, until those queued or running (on
+     * the executor, or inline on a caller's thread) have ended: they write into the callers' arrays
+     * and this backend's memory, which are freed once this returns. An interrupt does not end the
+     * wait: it aborts the group, so that they end at once (failing), and the interrupt status is
+     * restored on return.
+     */
     @Override
     public void close() {
         synchronized (this) {
             closed = true;
         }
         executor.shutdown();
-        long limit = timeout.toNanos() + TimeUnit.SECONDS.toNanos(1);
-        try {
-            // Collectives already queued run to completion or to their deadline.
-            if (!executor.awaitTermination(limit, TimeUnit.NANOSECONDS)) {
-                executor.shutdownNow();
+        long end = System.nanoTime() + timeout.toNanos() + TimeUnit.SECONDS.toNanos(1);
+        boolean interrupted = Thread.interrupted();
+        if (interrupted) {
+            abortIfBusy();
+        }
+        while (true) {
+            try {
+                if (!executor.awaitTermination(remaining(end), TimeUnit.NANOSECONDS)) {
+                    executor.shutdownNow();
+                }
+                break;
+            } catch (InterruptedException e) {
+                interrupted = abortOnFirstInterrupt(interrupted);
             }
-        } catch (InterruptedException e) {
-            // Interrupted: end the collectives at once, failing them, but still wait until they
-            // have: they write into the caller's arrays and this backend's memory, which are
-            // freed once close returns, and every queued one must complete its work.
+        }
+        // A collective run inline holds the lock on its caller's thread.
+        while (true) {
+            try {
+                if (executing.tryLock(remaining(end), TimeUnit.NANOSECONDS)) {
+                    executing.unlock();
+                }
+                break;
+            } catch (InterruptedException e) {
+                interrupted = abortOnFirstInterrupt(interrupted);
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        scratch.release();
+    }
+
+    private boolean abortOnFirstInterrupt(boolean interrupted) {
+        if (!interrupted) {
+            abortIfBusy();
+        }
+        return true;
+    }
+
+    /** Fails the group when a collective is queued or running, so that it ends now. */
+    private void abortIfBusy() {
+        boolean busy;
+        synchronized (this) {
+            busy = queued > 0;
+        }
+        if (busy || executing.isLocked()) {
             transport.abort(
                     new CommunicationException(
                             "rank "
@@ -193,23 +236,10 @@ final class CollectiveRunner implements AutoCloseable {
                                     + "'s group was destroyed by an interrupted thread while"
                                     + " collectives ran",
                             -1));
-            if (!awaitTerminationUninterruptibly(limit)) {
-                executor.shutdownNow();
-            }
-            Thread.currentThread().interrupt();
         }
-        scratch.release();
     }
 
-    private boolean awaitTerminationUninterruptibly(long nanos) {
-        long end = System.nanoTime() + nanos;
-        while (true) {
-            try {
-                return executor.awaitTermination(
-                        Math.max(0, end - System.nanoTime()), TimeUnit.NANOSECONDS);
-            } catch (InterruptedException e) {
-                // keep waiting; the caller restores the interrupt status
-            }
-        }
+    private static long remaining(long end) {
+        return Math.max(0, end - System.nanoTime());
     }
 }

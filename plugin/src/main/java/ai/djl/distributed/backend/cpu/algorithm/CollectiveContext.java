@@ -14,7 +14,6 @@ import ai.djl.ndarray.types.DataType;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.time.Duration;
 
 /**
  * All an algorithm sees of its group, as gloo's algorithms see their context: this rank, the
@@ -128,12 +127,12 @@ public final class CollectiveContext {
     }
 
     /**
-     * Returns the group's timeout, which the collective's deadline counts from its submission.
+     * Returns the collective's deadline: the group's timeout from its submission.
      *
-     * @return the timeout
+     * @return the deadline
      */
-    public Duration timeout() {
-        return deadline.timeout();
+    public Deadline deadline() {
+        return deadline;
     }
 
     /**

@@ -30,8 +30,9 @@ import java.util.concurrent.locks.LockSupport;
  * peers only between {@link ShmBoard#beginPeerWrites()}, which fails once a peer has aborted, and
  * {@link ShmBoard#endPeerWrites()}; a failing rank aborts the group (which marks the board), then
  * waits until no live peer is between the two before its buffer goes back to the caller. So no peer
- * writes into a buffer its owner has handed back, however late the peer is scheduled. A peer may
- * still read it after that, into its own buffer, whose collective then fails too.
+ * writes into a buffer its owner has handed back, however late the peer is scheduled, unless it is
+ * stalled past the collective's deadline (the wait is bounded, as every wait is, and says so in the
+ * log). A peer may still read the buffer after that, into its own, whose collective then fails too.
  */
 public final class DirectAllReduce {
 
@@ -39,6 +40,12 @@ public final class DirectAllReduce {
 
     /** Piece of a peer's block read and reduced at a time: it and its accumulator fit in L2. */
     static final int CHUNK_BYTES = 1024 * 1024;
+
+    /**
+     * How long past the collective's deadline a failing rank waits for peers still writing into its
+     * buffer: less than the slack {@code Work.waitFor()} allows past the deadline.
+     */
+    static final long PEER_WRITES_GRACE = 2_000_000_000L;
 
     private DirectAllReduce() {}
 
@@ -72,12 +79,15 @@ public final class DirectAllReduce {
             // Once this rank's address is posted, a peer may write into its buffer.
             long[] addresses = exchangeAddresses(ctx, PeerMemory.address(data));
             exchangeBlocks(ctx, memory, data, counts, offsets, addresses);
-        } catch (RuntimeException e) {
-            ctx.abort(
-                    e instanceof CommunicationException ce
-                            ? ce
-                            : new CommunicationException("all-reduce failed: " + e, -1, e));
-            awaitPeersDoneWriting(ctx, memory);
+        } catch (RuntimeException | Error e) {
+            try {
+                ctx.abort(
+                        e instanceof CommunicationException ce
+                                ? ce
+                                : new CommunicationException("all-reduce failed: " + e, -1, e));
+            } finally {
+                awaitPeersDoneWriting(ctx, memory);
+            }
             throw e;
         } finally {
             Reference.reachabilityFence(data);
@@ -86,28 +96,44 @@ public final class DirectAllReduce {
 
     /**
      * After this rank's abort (which marked the board): waits until no live peer may still write
-     * into this rank's buffer. Bounded by the group's timeout, as every wait is; a peer that is
-     * still between its marks then is stalled, and is reported.
+     * into this rank's buffer. Bounded, like every wait of the collective, by its deadline, plus
+     * {@link #PEER_WRITES_GRACE} when the deadline is what failed it: a caller gives up on the
+     * collective a few seconds after the deadline, and must not find it still running. A peer still
+     * between its marks then is stalled (stopped, swapped out); it is reported.
      */
     private static void awaitPeersDoneWriting(CollectiveContext ctx, PeerMemory memory) {
         ShmBoard board = ctx.board();
-        long end = System.nanoTime() + ctx.timeout().toNanos();
-        for (int peer = 0; peer < ctx.size(); peer++) {
-            if (peer == ctx.rank()) {
-                continue;
-            }
-            while (board.isWritingIntoPeers(peer) && memory.isAlive(peer)) {
-                if (System.nanoTime() - end > 0) {
-                    logger.warn(
-                            "rank {}: rank {} still writes into this rank's buffer {} after the"
-                                    + " all-reduce failed; handing it back anyway",
-                            ctx.rank(),
-                            peer,
-                            ctx.timeout());
-                    break;
+        long from = Math.max(ctx.deadline().nanos(), System.nanoTime());
+        long end =
+                from > Long.MAX_VALUE - PEER_WRITES_GRACE
+                        ? Long.MAX_VALUE
+                        : from + PEER_WRITES_GRACE;
+        // An interrupt must not turn the wait into a spin (parking returns at once while the
+        // status is set); it is restored on return.
+        boolean interrupted = Thread.interrupted();
+        try {
+            for (int peer = 0; peer < ctx.size(); peer++) {
+                if (peer == ctx.rank()) {
+                    continue;
                 }
-                // A peer writes at most one chunk per rank before it sees the abort.
-                LockSupport.parkNanos(50_000L);
+                while (board.isWritingIntoPeers(peer) && memory.isAlive(peer)) {
+                    if (System.nanoTime() - end > 0) {
+                        logger.warn(
+                                "rank {}: rank {} was still writing into this rank's buffer when"
+                                        + " the failed all-reduce's deadline passed; the buffer"
+                                        + " goes back to the caller anyway",
+                                ctx.rank(),
+                                peer);
+                        break;
+                    }
+                    // A peer writes at most one chunk per rank before it sees the abort.
+                    LockSupport.parkNanos(50_000L);
+                    interrupted |= Thread.interrupted();
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
             }
         }
     }
