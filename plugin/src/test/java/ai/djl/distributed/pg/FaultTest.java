@@ -7,6 +7,7 @@ import ai.djl.distributed.DistributedException;
 import ai.djl.distributed.backend.CommunicationException;
 import ai.djl.distributed.testing.MultiRank;
 import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDManager;
 import ai.djl.ndarray.types.Shape;
 
 import org.junit.jupiter.api.Test;
@@ -198,36 +199,22 @@ class FaultTest {
     @ValueSource(strings = {"tcp", "shm", "auto"})
     void anInterruptedWaitAbortsTheCollectiveAndReturnsOnlyOnceItHasEnded(String transport)
             throws Exception {
-        CountDownLatch done = new CountDownLatch(1);
-        MultiRank.run(
-                2,
+        withSilentRankZero(
                 transport,
                 Duration.ofSeconds(60),
                 (g, m) -> {
-                    if (g.getRank() == 0) {
-                        // Never joins the broadcast, and calls nothing else (the harness's
-                        // barrier) until rank 1 is through: that would fail it as a mismatch.
-                        assertTrue(done.await(30, TimeUnit.SECONDS));
-                        return null;
-                    }
-                    try {
-                        NDArray a = m.zeros(new Shape(1000));
-                        Work w = g.broadcastAsync(a, 0);
-                        long start = System.nanoTime();
-                        Thread.currentThread().interrupt();
-                        DistributedException e =
-                                assertThrows(DistributedException.class, w::waitFor);
-                        assertTrue(Thread.interrupted(), "the interrupt flag is kept");
-                        assertTrue(w.isCompleted(), "returned while the broadcast still ran");
-                        assertTrue(!w.isSuccess(), "the broadcast was aborted");
-                        assertTrue(e.getMessage().contains("interrupted"), e.getMessage());
-                        assertTrue(System.nanoTime() - start < 20e9, "aborted, not timed out");
-                        // The group is aborted, as after any failed collective.
-                        assertThrows(CommunicationException.class, () -> g.allReduce(a));
-                        return null;
-                    } finally {
-                        done.countDown();
-                    }
+                    NDArray a = m.zeros(new Shape(1000));
+                    Work w = g.broadcastAsync(a, 0);
+                    long start = System.nanoTime();
+                    Thread.currentThread().interrupt();
+                    DistributedException e = assertThrows(DistributedException.class, w::waitFor);
+                    assertTrue(Thread.interrupted(), "the interrupt flag is kept");
+                    assertTrue(w.isCompleted(), "returned while the broadcast still ran");
+                    assertTrue(!w.isSuccess(), "the broadcast was aborted");
+                    assertTrue(e.getMessage().contains("interrupted"), e.getMessage());
+                    assertTrue(System.nanoTime() - start < 20e9, "aborted, not timed out");
+                    // The group is aborted, as after any failed collective.
+                    assertThrows(CommunicationException.class, () -> g.allReduce(a));
                 });
     }
 
@@ -240,34 +227,22 @@ class FaultTest {
     @ParameterizedTest
     @ValueSource(strings = {"tcp", "shm", "auto"})
     void anInterruptedDestroyEndsEveryCollectiveBeforeItReturns(String transport) throws Exception {
-        CountDownLatch done = new CountDownLatch(1);
-        MultiRank.run(
-                2,
+        withSilentRankZero(
                 transport,
                 Duration.ofSeconds(60),
                 (g, m) -> {
-                    if (g.getRank() == 0) {
-                        // Stays in the group, silent, until rank 1 is through.
-                        assertTrue(done.await(30, TimeUnit.SECONDS));
-                        return null;
-                    }
-                    try {
-                        NDArray a = m.zeros(new Shape(1000));
-                        NDArray b = m.zeros(new Shape(1000));
-                        Work running = g.broadcastAsync(a, 0);
-                        Work queued = g.allReduceAsync(b, ReduceOp.SUM);
-                        long start = System.nanoTime();
-                        Thread.currentThread().interrupt();
-                        g.close();
-                        assertTrue(Thread.interrupted(), "the interrupt flag is kept");
-                        assertTrue(running.isCompleted(), "returned while the broadcast ran");
-                        assertTrue(queued.isCompleted(), "the queued all-reduce never ended");
-                        assertTrue(!running.isSuccess() && !queued.isSuccess(), "both failed");
-                        assertTrue(System.nanoTime() - start < 20e9, "aborted, not timed out");
-                        return null;
-                    } finally {
-                        done.countDown();
-                    }
+                    NDArray a = m.zeros(new Shape(1000));
+                    NDArray b = m.zeros(new Shape(1000));
+                    Work running = g.broadcastAsync(a, 0);
+                    Work queued = g.allReduceAsync(b, ReduceOp.SUM);
+                    long start = System.nanoTime();
+                    Thread.currentThread().interrupt();
+                    g.close();
+                    assertTrue(Thread.interrupted(), "the interrupt flag is kept");
+                    assertTrue(running.isCompleted(), "returned while the broadcast ran");
+                    assertTrue(queued.isCompleted(), "the queued all-reduce never ended");
+                    assertTrue(!running.isSuccess() && !queued.isSuccess(), "both failed");
+                    assertTrue(System.nanoTime() - start < 20e9, "aborted, not timed out");
                 });
     }
 
@@ -279,43 +254,62 @@ class FaultTest {
     @ParameterizedTest
     @ValueSource(strings = {"tcp", "shm", "auto"})
     void aDestroyWaitsForACollectiveRunningOnItsCallersThread(String transport) throws Exception {
+        withSilentRankZero(
+                transport,
+                Duration.ofSeconds(2),
+                (g, m) -> {
+                    NDArray a = m.zeros(new Shape(1000));
+                    CompletableFuture<Long> failedAt = new CompletableFuture<>();
+                    Thread caller =
+                            new Thread(
+                                    () -> {
+                                        try {
+                                            g.allReduce(a);
+                                            failedAt.completeExceptionally(
+                                                    new AssertionError("it succeeded"));
+                                        } catch (CommunicationException e) {
+                                            failedAt.complete(System.nanoTime());
+                                        }
+                                    });
+                    caller.start();
+                    Thread.sleep(300); // the caller is in its collective by then
+                    g.close();
+                    long closedAt = System.nanoTime();
+                    long failed = failedAt.get(10, TimeUnit.SECONDS);
+                    // The caller records its failure just after the collective lets go.
+                    assertTrue(
+                            closedAt > failed - 100_000_000L,
+                            "destroy returned "
+                                    + (failed - closedAt) / 1_000_000
+                                    + " ms before the collective ended");
+                    caller.join(10_000);
+                });
+    }
+
+    /** Rank 1's part of a two-rank test whose rank 0 stays silent. */
+    private interface RankOne {
+        void run(ProcessGroup group, NDManager manager) throws Exception;
+    }
+
+    /**
+     * Runs {@code body} as rank 1 of two, while rank 0 joins no collective and calls nothing, not
+     * even the harness's closing barrier (which rank 1's collectives would fail on as a mismatch),
+     * until rank 1 is through.
+     */
+    private static void withSilentRankZero(String transport, Duration timeout, RankOne body)
+            throws Exception {
         CountDownLatch done = new CountDownLatch(1);
         MultiRank.run(
                 2,
                 transport,
-                Duration.ofSeconds(2),
+                timeout,
                 (g, m) -> {
                     if (g.getRank() == 0) {
-                        assertTrue(
-                                done.await(30, TimeUnit.SECONDS)); // silent until rank 1 is through
+                        assertTrue(done.await(30, TimeUnit.SECONDS), "rank 1 never finished");
                         return null;
                     }
                     try {
-                        NDArray a = m.zeros(new Shape(1000));
-                        CompletableFuture<Long> failedAt = new CompletableFuture<>();
-                        Thread caller =
-                                new Thread(
-                                        () -> {
-                                            try {
-                                                g.allReduce(a);
-                                                failedAt.completeExceptionally(
-                                                        new AssertionError("it succeeded"));
-                                            } catch (CommunicationException e) {
-                                                failedAt.complete(System.nanoTime());
-                                            }
-                                        });
-                        caller.start();
-                        Thread.sleep(300); // the caller is in its collective by then
-                        g.close();
-                        long closedAt = System.nanoTime();
-                        long failed = failedAt.get(10, TimeUnit.SECONDS);
-                        // The caller records its failure just after the collective lets go.
-                        assertTrue(
-                                closedAt > failed - 100_000_000L,
-                                "destroy returned "
-                                        + (failed - closedAt) / 1_000_000
-                                        + " ms before the collective ended");
-                        caller.join(10_000);
+                        body.run(g, m);
                         return null;
                     } finally {
                         done.countDown();
