@@ -163,13 +163,7 @@ class DdpEquivalenceTest {
                         (group, manager) -> {
                             try (Model model = Model.newInstance("ddp")) {
                                 model.setBlock(Fixture.mlp());
-                                try (DistributedDataParallel t =
-                                        Fixture.ddp(
-                                                model,
-                                                group,
-                                                Fixture::sgd,
-                                                DistributedDataParallel.builder(),
-                                                BATCH)) {
+                                try (DistributedDataParallel t = Fixture.ddp(model, group, BATCH)) {
                                     Map<String, float[]> initial =
                                             Fixture.snapshot(model.getBlock());
                                     NoSync scope = t.noSync();
@@ -215,13 +209,7 @@ class DdpEquivalenceTest {
                                                                                         .setUnits(3)
                                                                                         .build());
                                                 model.setBlock(b);
-                                                Fixture.ddp(
-                                                                model,
-                                                                group,
-                                                                Fixture::sgd,
-                                                                DistributedDataParallel.builder(),
-                                                                BATCH)
-                                                        .close();
+                                                Fixture.ddp(model, group, BATCH).close();
                                                 return null;
                                             }
                                         }));

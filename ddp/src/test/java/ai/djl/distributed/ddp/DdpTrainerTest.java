@@ -3,10 +3,12 @@ package ai.djl.distributed.ddp;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.djl.Device;
 import ai.djl.Model;
+import ai.djl.distributed.pg.ProcessGroup;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.NDManager;
@@ -29,6 +31,7 @@ import org.junit.jupiter.api.Timeout;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 /** The trainer's DDP behaviour beyond gradient averaging. */
 @Timeout(60)
@@ -38,10 +41,10 @@ class DdpTrainerTest {
 
     /** A DDP trainer (initialized) of the fixture's MLP with its first layer frozen. */
     private static DistributedDataParallel firstLayerFrozen(
-            Model model, SequentialBlock block, ai.djl.distributed.pg.ProcessGroup group) {
+            Model model, SequentialBlock block, ProcessGroup group) {
         model.setBlock(block);
         block.getChildren().get(0).getValue().freezeParameters(true);
-        return Fixture.ddp(model, group, Fixture::sgd, DistributedDataParallel.builder(), BATCH);
+        return Fixture.ddp(model, group, BATCH);
     }
 
     private static Optimizer sgdWithDecay() {
@@ -270,13 +273,7 @@ class DdpTrainerTest {
                         (group, manager) -> {
                             try (Model model = Model.newInstance("ddp")) {
                                 model.setBlock(Fixture.mlp());
-                                try (DistributedDataParallel t =
-                                        Fixture.ddp(
-                                                model,
-                                                group,
-                                                Fixture::sgd,
-                                                DistributedDataParallel.builder(),
-                                                BATCH)) {
+                                try (DistributedDataParallel t = Fixture.ddp(model, group, BATCH)) {
                                     return t.averageAcrossRanks(group.getRank(), 10);
                                 }
                             }
@@ -313,7 +310,7 @@ class DdpTrainerTest {
                                                     after.get("05Linear_weight")));
                                     block.getChildren().get(4).getValue().freezeParameters(true);
                                     IllegalStateException e =
-                                            org.junit.jupiter.api.Assertions.assertThrows(
+                                            assertThrows(
                                                     IllegalStateException.class,
                                                     () ->
                                                             Fixture.step(
@@ -345,13 +342,7 @@ class DdpTrainerTest {
                             try (Model model = Model.newInstance("ddp")) {
                                 model.setDataType(DataType.FLOAT64);
                                 model.setBlock(new TwoPathBlock());
-                                try (DistributedDataParallel t =
-                                        Fixture.ddp(
-                                                model,
-                                                group,
-                                                Fixture::sgd,
-                                                DistributedDataParallel.builder(),
-                                                BATCH)) {
+                                try (DistributedDataParallel t = Fixture.ddp(model, group, BATCH)) {
                                     for (int s = 0; s < 2; s++) {
                                         try (NDManager m = manager.newSubManager()) {
                                             NDList[] b =
@@ -366,7 +357,7 @@ class DdpTrainerTest {
                                             t.step();
                                         }
                                     }
-                                    Map<String, double[]> values = new java.util.TreeMap<>();
+                                    Map<String, double[]> values = new TreeMap<>();
                                     for (var p : model.getBlock().getParameters()) {
                                         NDArray a = p.getValue().getArray();
                                         assertEquals(DataType.FLOAT64, a.getDataType());
@@ -389,7 +380,7 @@ class DdpTrainerTest {
                     try (Model model = Model.newInstance("ddp")) {
                         model.setBlock(Fixture.mlp());
                         IllegalArgumentException e =
-                                org.junit.jupiter.api.Assertions.assertThrows(
+                                assertThrows(
                                         IllegalArgumentException.class,
                                         () ->
                                                 DistributedDataParallel.builder()
@@ -437,7 +428,7 @@ class DdpTrainerTest {
                         });
         for (int r = 0; r < 2; r++) {
             float[] want = new float[32];
-            java.util.Arrays.fill(want, r);
+            Arrays.fill(want, r);
             assertArrayEquals(want, got.get(r), "rank " + r);
         }
     }

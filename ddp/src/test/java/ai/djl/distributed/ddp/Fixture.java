@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.djl.Device;
 import ai.djl.Model;
+import ai.djl.distributed.pg.ProcessGroup;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDArrays;
 import ai.djl.ndarray.NDList;
@@ -77,9 +78,13 @@ final class Fixture {
     }
 
     /** A DDP trainer on the MLP, initialized (parameters broadcast from rank 0). */
+    static DistributedDataParallel ddp(Model model, ProcessGroup group, int batch) {
+        return ddp(model, group, Fixture::sgd, DistributedDataParallel.builder(), batch);
+    }
+
     static DistributedDataParallel ddp(
             Model model,
-            ai.djl.distributed.pg.ProcessGroup group,
+            ProcessGroup group,
             Supplier<Optimizer> optimizer,
             DistributedDataParallel.Builder builder,
             int batch) {

@@ -1,9 +1,9 @@
 package ai.djl.distributed.pg;
 
 import ai.djl.distributed.DistributedException;
+import ai.djl.distributed.backend.Waits;
 
 import java.time.Duration;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -121,7 +121,8 @@ public final class FutureWork implements Work {
             } catch (RuntimeException abortFailure) {
                 failure.addSuppressed(abortFailure);
             }
-            if (!awaitEnd(deadline)) {
+            // The caller's arrays are not free until the operation has ended.
+            if (!Waits.awaitUninterruptibly(future, deadline)) {
                 failure.addSuppressed(
                         new DistributedException(
                                 description
@@ -131,22 +132,6 @@ public final class FutureWork implements Work {
             }
             Thread.currentThread().interrupt();
             throw failure;
-        }
-    }
-
-    /** Waits, ignoring interrupts, until the operation ends or the deadline; whether it ended. */
-    private boolean awaitEnd(long deadline) {
-        while (true) {
-            try {
-                future.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-                return true;
-            } catch (ExecutionException | CancellationException e) {
-                return true;
-            } catch (TimeoutException e) {
-                return false;
-            } catch (InterruptedException e) {
-                // keep waiting: the caller's arrays are not free until the operation has ended
-            }
         }
     }
 

@@ -184,42 +184,51 @@ final class CollectiveRunner implements AutoCloseable {
         }
         executor.shutdown();
         long end = System.nanoTime() + timeout.toNanos() + TimeUnit.SECONDS.toNanos(1);
+        if (!awaitAbortingOnInterrupt(
+                nanos -> executor.awaitTermination(nanos, TimeUnit.NANOSECONDS), end)) {
+            executor.shutdownNow();
+        }
+        // A collective run inline holds the lock on its caller's thread.
+        awaitAbortingOnInterrupt(
+                nanos -> {
+                    if (executing.tryLock(nanos, TimeUnit.NANOSECONDS)) {
+                        executing.unlock();
+                    }
+                    return true;
+                },
+                end);
+        scratch.release();
+    }
+
+    /** A wait of at most the given nanoseconds; whether what it waits for happened. */
+    private interface TimedWait {
+        boolean await(long nanos) throws InterruptedException;
+    }
+
+    /**
+     * Runs {@code wait} until it returns or {@code end}, through interrupts: each (one pending on
+     * entry included) aborts the group if collectives are queued or running, so that they end now.
+     * The interrupt status is restored on return.
+     */
+    private boolean awaitAbortingOnInterrupt(TimedWait wait, long end) {
         boolean interrupted = Thread.interrupted();
         if (interrupted) {
             abortIfBusy();
         }
-        while (true) {
-            try {
-                if (!executor.awaitTermination(remaining(end), TimeUnit.NANOSECONDS)) {
-                    executor.shutdownNow();
+        try {
+            while (true) {
+                try {
+                    return wait.await(Math.max(0, end - System.nanoTime()));
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                    abortIfBusy();
                 }
-                break;
-            } catch (InterruptedException e) {
-                interrupted = abortOnFirstInterrupt(interrupted);
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
             }
         }
-        // A collective run inline holds the lock on its caller's thread.
-        while (true) {
-            try {
-                if (executing.tryLock(remaining(end), TimeUnit.NANOSECONDS)) {
-                    executing.unlock();
-                }
-                break;
-            } catch (InterruptedException e) {
-                interrupted = abortOnFirstInterrupt(interrupted);
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
-        scratch.release();
-    }
-
-    private boolean abortOnFirstInterrupt(boolean interrupted) {
-        if (!interrupted) {
-            abortIfBusy();
-        }
-        return true;
     }
 
     /** Fails the group when a collective is queued or running, so that it ends now. */
@@ -237,9 +246,5 @@ final class CollectiveRunner implements AutoCloseable {
                                     + " collectives ran",
                             -1));
         }
-    }
-
-    private static long remaining(long end) {
-        return Math.max(0, end - System.nanoTime());
     }
 }

@@ -1,6 +1,7 @@
 package ai.djl.distributed.backend.cpu.transport;
 
 import ai.djl.distributed.backend.CommunicationException;
+import ai.djl.distributed.backend.Waits;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -12,9 +13,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -193,11 +191,17 @@ abstract class LinkTransport implements Transport, Link.Owner {
                             }
                         });
             }
-            if (Thread.currentThread() != progressThread) {
+            if (Thread.currentThread() != progressThread
+                    && !Waits.awaitUninterruptibly(
+                            linksDown, System.nanoTime() + CLOSE_DRAIN.toNanos())) {
                 // Whoever aborts may free the buffers of the transfers this fails as soon as it
-                // returns (a failed collective hands its arrays back to the caller): return only
-                // once the progress thread has stopped copying into them.
-                awaitLinksDown();
+                // returns (a failed collective hands its arrays back to the caller): it returns
+                // once the progress thread has stopped copying into them, or warns.
+                logger.warn(
+                        "rank {}: the transport's progress thread did not stop serving its links"
+                                + " within {} of the abort",
+                        rank,
+                        CLOSE_DRAIN);
             }
             return;
         }
@@ -367,38 +371,6 @@ abstract class LinkTransport implements Transport, Link.Owner {
             drainAfterAbort();
         } finally {
             linksDown.complete(null);
-        }
-    }
-
-    /**
-     * Waits, bounded and ignoring interrupts (an interrupted caller is often the one aborting),
-     * until the progress thread no longer serves the links.
-     */
-    private void awaitLinksDown() {
-        long end = System.nanoTime() + CLOSE_DRAIN.toNanos();
-        boolean interrupted = false;
-        try {
-            while (true) {
-                try {
-                    linksDown.get(Math.max(0, end - System.nanoTime()), TimeUnit.NANOSECONDS);
-                    return;
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                } catch (ExecutionException e) {
-                    return; // never completed exceptionally
-                } catch (TimeoutException e) {
-                    logger.warn(
-                            "rank {}: the transport's progress thread did not stop serving its"
-                                    + " links within {} of the abort",
-                            rank,
-                            CLOSE_DRAIN);
-                    return;
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
         }
     }
 

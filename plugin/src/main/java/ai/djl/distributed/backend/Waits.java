@@ -1,0 +1,47 @@
+package ai.djl.distributed.backend;
+
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Bounded waits that an interrupt does not cut short, for a thread that must not let go of memory
+ * while an operation may still use it (an interrupted caller is often the one that aborted it).
+ */
+public final class Waits {
+
+    private Waits() {}
+
+    /**
+     * Waits until {@code future} completes, in any way, or until {@code deadlineNanos}, ignoring
+     * interrupts; the thread's interrupt status is restored on return.
+     *
+     * @param future what to wait for
+     * @param deadlineNanos when to give up, on {@link System#nanoTime()}'s clock
+     * @return whether the future completed
+     */
+    public static boolean awaitUninterruptibly(CompletableFuture<?> future, long deadlineNanos) {
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    future.get(
+                            Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+                    return true;
+                } catch (ExecutionException | CancellationException e) {
+                    return true;
+                } catch (TimeoutException e) {
+                    return false;
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}
