@@ -1,6 +1,7 @@
 package ai.djl.distributed.rendezvous;
 
 import ai.djl.distributed.store.FileStore;
+import ai.djl.distributed.store.PrefixStore;
 import ai.djl.distributed.store.Store;
 import ai.djl.distributed.store.Stores;
 import ai.djl.distributed.store.tcp.TcpStore;
@@ -27,8 +28,13 @@ import java.util.Optional;
  *
  * <p>A rank and world size passed explicitly are added to the URL's query; a URL that already has
  * them is rejected, as in PyTorch. Under torchrun's agent store ({@code
- * TORCHELASTIC_USE_AGENT_STORE=True}) every rank is a client of the agent's store. The TcpStore of
- * rank 0 is multi-tenant, so several groups of one process may rendezvous on one port.
+ * TORCHELASTIC_USE_AGENT_STORE=True}) every rank is a client of the agent's store, seen through
+ * {@code PrefixStore("/worker/attempt_" + TORCHELASTIC_RESTART_COUNT, store)} ({@link
+ * #attemptPrefix}), as PyTorch 1.13 to 2.3 scope it: the store outlives the workers of a failed
+ * attempt, and the next attempt must not read their keys (the addresses of processes that are
+ * gone). PyTorch 2.4 dropped the prefix; a Python rank of 2.4 or later meets a Java rank through
+ * the same prefix only if it adds it itself. The TcpStore of rank 0 is multi-tenant, so several
+ * groups of one process may rendezvous on one port.
  *
  * <p>Creating the store blocks until every rank has joined (the TcpStore worker count) or the
  * timeout expires.
@@ -38,10 +44,14 @@ public final class Rendezvous {
     /** PyTorch's default init method. */
     public static final String DEFAULT_INIT_METHOD = "env://";
 
+    /** The prefix of the attempt-scoped keys under torchrun's agent store, before the attempt. */
+    public static final String ATTEMPT_PREFIX = "/worker/attempt_";
+
     private Rendezvous() {}
 
     /**
-     * What a rendezvous yields. Closing it closes the store.
+     * What a rendezvous yields. Closing it closes the store (under the agent store, the client
+     * below the attempt prefix too).
      *
      * @param store the store every rank shares
      * @param rank this process's rank
@@ -176,15 +186,46 @@ public final class Rendezvous {
                     "port must have value from 0 to 65535 but was " + port + ".");
         }
         checkRank(rank, worldSize);
-        boolean serve = !env.useAgentStore() && rank == 0;
-        return TcpStore.builder()
-                .setHost(host)
-                .setPort(port)
-                .optServer(serve)
-                .optMultiTenant(true)
-                .optWorldSize(worldSize)
-                .optTimeout(timeout)
-                .build();
+        boolean agent = env.useAgentStore();
+        // Read before connecting: a missing restart count fails without touching the network.
+        String prefix = agent ? attemptPrefix(env) : null;
+        TcpStore store =
+                TcpStore.builder()
+                        .setHost(host)
+                        .setPort(port)
+                        .optServer(!agent && rank == 0)
+                        .optMultiTenant(true)
+                        .optWorldSize(worldSize)
+                        .optTimeout(timeout)
+                        .build();
+        return agent ? PrefixStore.owning(prefix, store) : store;
+    }
+
+    /**
+     * Returns the prefix under which the ranks of one attempt of a torchrun (or djlrun) job meet on
+     * the agent's store: {@code "/worker/attempt_" + TORCHELASTIC_RESTART_COUNT}, PyTorch's bytes,
+     * so that a Java rank's keys equal a Python rank's ({@code default_pg/...} becomes {@code
+     * /worker/attempt_0/default_pg/...}, sent on the wire with TCPStore's leading slash).
+     *
+     * @param env the environment
+     * @return the prefix
+     * @throws IllegalArgumentException if TORCHELASTIC_RESTART_COUNT is not set or not an integer
+     *     of at least 0
+     */
+    public static String attemptPrefix(DistributedEnv env) {
+        int attempt =
+                env.getInt("TORCHELASTIC_RESTART_COUNT")
+                        .orElseThrow(
+                                () ->
+                                        new IllegalArgumentException(
+                                                "TORCHELASTIC_RESTART_COUNT: not set (expected: the"
+                                                        + " attempt number, 0 or more, whenever"
+                                                        + " TORCHELASTIC_USE_AGENT_STORE=True)"));
+        if (attempt < 0) {
+            throw new IllegalArgumentException(
+                    "TORCHELASTIC_RESTART_COUNT: " + attempt + " (expected: 0 or more)");
+        }
+        return ATTEMPT_PREFIX + attempt;
     }
 
     private static void checkRank(int rank, int worldSize) {

@@ -11,12 +11,14 @@ import java.util.Optional;
  * nest.
  *
  * <p>It only rewrites keys. {@link #numKeys()}, the timeout and {@link #hasExtendedApi()} are the
- * underlying store's. It does not own the underlying store: {@link #close()} leaves it open.
+ * underlying store's. A prefix store made by the constructor does not own the underlying store:
+ * {@link #close()} leaves it open; one made by {@link #owning} closes it.
  */
 public final class PrefixStore implements Store {
 
     private final String prefix;
     private final Store store;
+    private final boolean owns;
 
     /**
      * Creates a prefix store.
@@ -26,6 +28,10 @@ public final class PrefixStore implements Store {
      * @throws IllegalArgumentException if either is null
      */
     public PrefixStore(String prefix, Store store) {
+        this(prefix, store, false);
+    }
+
+    private PrefixStore(String prefix, Store store, boolean owns) {
         if (prefix == null) {
             throw new IllegalArgumentException("prefix: null (expected: a string)");
         }
@@ -34,6 +40,21 @@ public final class PrefixStore implements Store {
         }
         this.prefix = prefix;
         this.store = store;
+        this.owns = owns;
+    }
+
+    /**
+     * Creates a prefix store that owns the store it wraps: closing it closes that store. For a
+     * store handed to code that closes what it is given, such as the attempt-scoped store of a
+     * rendezvous under torchrun's agent.
+     *
+     * @param prefix the prefix, without the joining {@code "/"}
+     * @param store the underlying store, closed with this one
+     * @return the prefix store
+     * @throws IllegalArgumentException if either is null
+     */
+    public static PrefixStore owning(String prefix, Store store) {
+        return new PrefixStore(prefix, store, true);
     }
 
     /**
@@ -187,9 +208,16 @@ public final class PrefixStore implements Store {
         store.setTimeout(timeout);
     }
 
-    /** Does nothing: the underlying store belongs to whoever created it. */
+    /**
+     * Closes the underlying store if this prefix store owns it ({@link #owning}); otherwise does
+     * nothing, since the underlying store belongs to whoever created it.
+     */
     @Override
-    public void close() {}
+    public void close() {
+        if (owns) {
+            store.close();
+        }
+    }
 
     /** {@inheritDoc} */
     @Override

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.djl.distributed.store.FileStore;
+import ai.djl.distributed.store.PrefixStore;
 import ai.djl.distributed.store.tcp.TcpStore;
 import ai.djl.distributed.store.tcp.TcpStoreServer;
 
@@ -200,33 +201,103 @@ class RendezvousTest {
         assertFalse(Files.exists(file), "the last of world_size ranks removes the file");
     }
 
+    /**
+     * Joins {@code world} ranks of attempt {@code attempt} on the agent's store at {@code port}.
+     */
+    private static List<Rendezvous.Result> joinAgent(int port, int world, int attempt)
+            throws Exception {
+        return join(
+                world,
+                r ->
+                        Rendezvous.create(
+                                "env://",
+                                -1,
+                                -1,
+                                TIMEOUT,
+                                env(
+                                        "RANK", Integer.toString(r),
+                                        "WORLD_SIZE", Integer.toString(world),
+                                        "MASTER_ADDR", "127.0.0.1",
+                                        "MASTER_PORT", Integer.toString(port),
+                                        "TORCHELASTIC_USE_AGENT_STORE", "True",
+                                        "TORCHELASTIC_RESTART_COUNT", Integer.toString(attempt))));
+    }
+
+    private static TcpStore client(Rendezvous.Result rank) {
+        return (TcpStore) ((PrefixStore) rank.store()).getUnderlyingNonPrefixStore();
+    }
+
     @Test
     void underTorchrunsAgentStoreEveryRankIsAClient() throws Exception {
         try (TcpStoreServer agent = TcpStoreServer.builder().optHost("127.0.0.1").build()) {
-            List<Rendezvous.Result> ranks =
-                    join(
-                            2,
-                            r ->
-                                    Rendezvous.create(
-                                            "env://",
-                                            -1,
-                                            -1,
-                                            TIMEOUT,
-                                            env(
-                                                    "RANK", Integer.toString(r),
-                                                    "WORLD_SIZE", "2",
-                                                    "MASTER_ADDR", "127.0.0.1",
-                                                    "MASTER_PORT",
-                                                            Integer.toString(agent.getPort()),
-                                                    "TORCHELASTIC_USE_AGENT_STORE", "True")));
+            List<Rendezvous.Result> ranks = joinAgent(agent.getPort(), 2, 0);
             try {
                 assertShared(ranks);
-                assertFalse(((TcpStore) ranks.get(0).store()).isServer());
+                assertFalse(client(ranks.get(0)).isServer());
                 assertEquals(2, agent.joinedWorkers());
             } finally {
                 ranks.forEach(Rendezvous.Result::close);
             }
             assertFalse(agent.isClosed(), "the agent's store outlives the workers");
         }
+    }
+
+    @Test
+    void underTheAgentStoreEachAttemptHasItsOwnKeysWithPyTorchsPrefix() throws Exception {
+        try (TcpStoreServer agent = TcpStoreServer.builder().optHost("127.0.0.1").build();
+                TcpStore raw =
+                        TcpStore.builder()
+                                .setHost("127.0.0.1")
+                                .setPort(agent.getPort())
+                                .optTimeout(TIMEOUT)
+                                .build()) {
+            List<Rendezvous.Result> first = joinAgent(agent.getPort(), 2, 0);
+            first.get(0).store().set("default_pg/0/addr", "attempt 0");
+            first.forEach(Rendezvous.Result::close);
+            List<Rendezvous.Result> second = joinAgent(agent.getPort(), 2, 3);
+            try {
+                // PyTorch 1.13 to 2.3: PrefixStore(f"/worker/attempt_{attempt}", TCPStore(...)).
+                assertEquals(
+                        "/worker/attempt_3", ((PrefixStore) second.get(1).store()).getPrefix());
+                assertFalse(
+                        second.get(1).store().check(List.of("default_pg/0/addr")),
+                        "a restarted attempt sees the keys of an earlier one");
+                second.get(1).store().set("default_pg/0/addr", "attempt 3");
+                assertEquals("attempt 0", raw.getString("/worker/attempt_0/default_pg/0/addr"));
+                assertEquals("attempt 3", raw.getString("/worker/attempt_3/default_pg/0/addr"));
+            } finally {
+                second.forEach(Rendezvous.Result::close);
+            }
+            TcpStore closed = client(second.get(0));
+            assertThrows(
+                    IllegalStateException.class,
+                    () -> closed.set("after", "close"),
+                    "closing the result closes the client below the prefix");
+        }
+    }
+
+    @Test
+    void theAgentStoreNeedsTheRestartCount() {
+        String message =
+                fails(
+                        "env://",
+                        0,
+                        1,
+                        env(
+                                "MASTER_ADDR", "127.0.0.1",
+                                "MASTER_PORT", "1",
+                                "TORCHELASTIC_USE_AGENT_STORE", "True"));
+        assertTrue(message.startsWith("TORCHELASTIC_RESTART_COUNT: not set"), message);
+        assertTrue(
+                fails(
+                                "env://",
+                                0,
+                                1,
+                                env(
+                                        "MASTER_ADDR", "127.0.0.1",
+                                        "MASTER_PORT", "1",
+                                        "TORCHELASTIC_USE_AGENT_STORE", "True",
+                                        "TORCHELASTIC_RESTART_COUNT", "-1"))
+                        .contains("TORCHELASTIC_RESTART_COUNT: -1 (expected: 0 or more)"));
     }
 }

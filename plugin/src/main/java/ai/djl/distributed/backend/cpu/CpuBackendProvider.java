@@ -25,10 +25,10 @@ import java.util.Locale;
  *
  * <ul>
  *   <li>{@code auto} (the default): when every rank of the group runs on this host (same boot, same
- *       pid and mount namespaces) and {@code /dev/shm} is usable, both: TCP for small and
- *       point-to-point messages, shared memory for large collective ones ({@link
- *       ai.djl.distributed.backend.cpu.transport.HybridTransport}), and, where the ranks may read
- *       each other's memory ({@link PeerMemory}), single-copy large all-reduces; else TCP;
+ *       pid and mount namespaces) and can make anonymous shared memory ({@code memfd_create}),
+ *       both: TCP for small and point-to-point messages, shared memory for large collective ones
+ *       ({@link ai.djl.distributed.backend.cpu.transport.HybridTransport}), and, where the ranks
+ *       may read each other's memory ({@link PeerMemory}), single-copy large all-reduces; else TCP;
  *   <li>{@code shm}: shared memory, an error if the ranks are not all on one host;
  *   <li>{@code tcp}: TCP, on the address {@link SocketInterfaces} picks.
  * </ul>
@@ -92,9 +92,10 @@ public final class CpuBackendProvider implements BackendProvider {
     }
 
     private static boolean allOnThisHost(Store store, int rank, int size, Duration timeout) {
-        String mine = hostKey();
+        // A rank without shared memory publishes no key, so that no rank picks it alone.
+        String mine = ShmTransport.isAvailable() ? hostKey() : "";
         store.set("host/" + rank, mine.getBytes(StandardCharsets.UTF_8));
-        boolean same = ShmTransport.isAvailable() && !mine.isEmpty();
+        boolean same = !mine.isEmpty();
         for (int r = 0; r < size; r++) {
             store.waitFor(List.of("host/" + r), timeout);
             same &= mine.equals(new String(store.get("host/" + r), StandardCharsets.UTF_8));

@@ -5,13 +5,9 @@ import ai.djl.distributed.store.Store;
 import ai.djl.distributed.store.StoreTimeoutException;
 
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,12 +16,11 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * A {@link Transport} between ranks of one host through shared memory: one {@link ShmRing} per
- * direction per pair, and one page per rank of a {@link ShmBoard} for small collectives, in files
- * under {@code /dev/shm} that are unlinked as soon as every rank has mapped them (nothing is left
- * behind, even after a crash). A progress thread polls the rings: it spins while data flows, then
- * backs off to parking (woken at once by local posts), so an idle group costs little CPU. The
- * peers' processes are watched by pid: a dead peer fails the transport within {@link
- * #LIVENESS_NANOS}.
+ * direction per pair, and one page per rank of a {@link ShmBoard} for small collectives, in
+ * anonymous segments ({@link ShmSegments}) that no file system names, so nothing is left behind,
+ * even after a crash. A progress thread polls the rings: it spins while data flows, then backs off
+ * to parking (woken at once by local posts), so an idle group costs little CPU. The peers'
+ * processes are watched by pid: a dead peer fails the transport within {@link #LIVENESS_NANOS}.
  */
 public final class ShmTransport extends LinkTransport {
 
@@ -35,7 +30,6 @@ public final class ShmTransport extends LinkTransport {
     private static final long LIVENESS_NANOS = 100_000_000L;
     // How long the progress thread sleeps when nothing is awaited (local posts unpark it at once).
     private static final long IDLE_PARK_NANOS = 100_000_000L;
-    private static final Path DIR = Path.of("/dev/shm");
 
     private static final int RING_FILE_BYTES = ShmRing.CONTROL_BYTES + RING_BYTES;
 
@@ -57,70 +51,116 @@ public final class ShmTransport extends LinkTransport {
     /**
      * Whether this machine offers shared memory for the transport.
      *
-     * @return whether {@code /dev/shm} is a writable directory
+     * @return whether anonymous shared memory segments can be created ({@link ShmSegments})
      */
     public static boolean isAvailable() {
-        return Files.isDirectory(DIR) && Files.isWritable(DIR);
+        return ShmSegments.isAvailable();
     }
 
     /**
      * Connects the ranks of one host, meeting through {@code store}: each rank creates the rings
-     * its peers write to and publishes their names, maps the rings it writes to, and once every
-     * rank has mapped everything, unlinks the files it created. Blocks until then.
+     * its peers write to and its page of the board, as anonymous segments ({@link ShmSegments}),
+     * and publishes where they are under {@code shm/<rank>}; it then maps the rings it writes to
+     * and the peers' pages, and once every rank has mapped everything, closes the descriptors, so
+     * that the memory lives exactly as long as the mappings. Blocks until then.
+     *
+     * <p>A rank never creates what it expects a peer to have created: a peer's segment that is
+     * missing or of the wrong size fails at once, naming the peer.
      *
      * @param store the group's store, namespaced for the group
      * @param rank this rank
      * @param size the number of ranks, all on this host
      * @param timeout how long to wait for the peers
      * @return the transport
-     * @throws CommunicationException if a peer does not join in time or the rings cannot be made
+     * @throws CommunicationException if a peer does not join in time, or its segments are missing
+     *     or wrong, or this rank's cannot be made
      */
     public static ShmTransport connect(Store store, int rank, int size, Duration timeout) {
         Deadline deadline = Deadline.after(timeout);
         String token = UUID.randomUUID().toString();
-        List<Path> created = new ArrayList<>();
+        List<ShmSegments.Segment> created = new ArrayList<>();
         ShmChannel[] channels = new ShmChannel[size];
         try {
+            // "token pid boardFd ringFd(0) ... ringFd(size - 1)": ring r carries rank r's messages
+            // to this rank (-1 for this rank itself).
+            StringBuilder where = new StringBuilder(token);
+            where.append(' ').append(ProcessHandle.current().pid());
+            ShmSegments.Segment page = ShmSegments.create(boardName(token), ShmBoard.PAGE_BYTES);
+            created.add(page);
+            where.append(' ').append(page.fd());
             MappedByteBuffer[] in = new MappedByteBuffer[size];
             for (int src = 0; src < size; src++) {
-                if (src != rank) {
-                    Path p = DIR.resolve(name(token, src, rank));
-                    created.add(p);
-                    in[src] = map(p, true, RING_FILE_BYTES);
+                if (src == rank) {
+                    where.append(" -1");
+                    continue;
                 }
+                ShmSegments.Segment ring =
+                        ShmSegments.create(
+                                name(token, src, rank), RING_BYTES + ShmRing.CONTROL_BYTES);
+                created.add(ring);
+                in[src] = ring.buffer();
+                where.append(' ').append(ring.fd());
             }
             MappedByteBuffer[] pages = new MappedByteBuffer[size];
-            Path page = DIR.resolve(boardName(token));
-            created.add(page);
-            pages[rank] = map(page, true, ShmBoard.PAGE_BYTES);
-            long pid = ProcessHandle.current().pid();
-            store.set("shm/" + rank, (token + ":" + pid).getBytes(StandardCharsets.UTF_8));
+            pages[rank] = page.buffer();
+            store.set("shm/" + rank, where.toString().getBytes(StandardCharsets.UTF_8));
             for (int dst = 0; dst < size; dst++) {
                 if (dst == rank) {
                     continue;
                 }
-                String[] peer = waitFor(store, "shm/" + dst, dst, deadline).split(":");
-                MappedByteBuffer out = map(DIR.resolve(name(peer[0], rank, dst)), false, 0);
-                pages[dst] = map(DIR.resolve(boardName(peer[0])), false, 0);
+                Peer peer = Peer.parse(dst, size, waitFor(store, "shm/" + dst, dst, deadline));
+                MappedByteBuffer out =
+                        ShmSegments.open(
+                                dst,
+                                peer.pid,
+                                peer.ringFds[rank],
+                                name(peer.token, rank, dst),
+                                RING_FILE_BYTES);
+                pages[dst] =
+                        ShmSegments.open(
+                                dst,
+                                peer.pid,
+                                peer.boardFd,
+                                boardName(peer.token),
+                                ShmBoard.PAGE_BYTES);
                 channels[dst] =
                         new ShmChannel(
-                                new ShmRing(in[dst], false),
-                                new ShmRing(out, true),
-                                Long.parseLong(peer[1]));
+                                new ShmRing(in[dst], false), new ShmRing(out, true), peer.pid);
             }
             awaitAllMapped(store, size, deadline);
             return new ShmTransport(rank, size, channels, new ShmBoard(rank, pages));
         } catch (IOException e) {
             throw new CommunicationException(
-                    "rank " + rank + " cannot set up shared memory in " + DIR + ": " + e, -1, e);
+                    "rank " + rank + " cannot create shared memory: " + e.getMessage(), -1, e);
         } finally {
-            for (Path p : created) {
-                try {
-                    Files.deleteIfExists(p);
-                } catch (IOException ignored) {
-                    // The mapping outlives the name; a leftover name is only clutter.
-                }
+            // Mapped by every rank, or given up: either way no peer may open them any more.
+            created.forEach(ShmSegments.Segment::close);
+        }
+    }
+
+    /** Where a peer's segments are, as it published them. */
+    private record Peer(String token, long pid, int boardFd, int[] ringFds) {
+
+        static Peer parse(int peer, int size, String published) {
+            String[] f = published.split(" ");
+            if (f.length != size + 3) {
+                throw new CommunicationException(
+                        "rank "
+                                + peer
+                                + " published '"
+                                + published
+                                + "' under shm/"
+                                + peer
+                                + " (expected: a token, a pid and "
+                                + (size + 1)
+                                + " descriptors)",
+                        peer);
             }
+            int[] rings = new int[size];
+            for (int r = 0; r < size; r++) {
+                rings[r] = Integer.parseInt(f[3 + r]);
+            }
+            return new Peer(f[0], Long.parseLong(f[1]), Integer.parseInt(f[2]), rings);
         }
     }
 
@@ -222,7 +262,7 @@ public final class ShmTransport extends LinkTransport {
 
     @Override
     void release() {
-        // The mappings are released with their buffers; the files were unlinked at setup.
+        // The mappings are released with their buffers; the descriptors were closed at setup.
     }
 
     private static boolean serve(Link link, ShmChannel c) {
@@ -245,16 +285,6 @@ public final class ShmTransport extends LinkTransport {
 
     private static String boardName(String token) {
         return "djl-dist-" + token + "-board";
-    }
-
-    /** Maps a file: {@code bytes} long when creating it, else as long as it is. */
-    private static MappedByteBuffer map(Path path, boolean create, int bytes) throws IOException {
-        try (RandomAccessFile f = new RandomAccessFile(path.toFile(), "rw")) {
-            if (create) {
-                f.setLength(bytes);
-            }
-            return f.getChannel().map(FileChannel.MapMode.READ_WRITE, 0, f.length());
-        }
     }
 
     private static String waitFor(Store store, String key, int peer, Deadline deadline) {
