@@ -19,7 +19,9 @@ import java.time.Duration;
  *
  * <p>Every line it prints starts with a word the tests look for: {@code PID n}, {@code READY},
  * {@code OK what}, {@code FAILED after MS ms: message} (a step failed; the worker then tries one
- * more all-reduce and prints {@code NEXT after MS ms: message}, and exits 3), {@code DONE}.
+ * more all-reduce and prints {@code NEXT after MS ms: message}, waits {@code FAULT_LINGER_MS}
+ * (default 0) so that its peers can report before the launcher stops them, and exits 3), {@code
+ * DONE}.
  *
  * <ul>
  *   <li>{@code allreduce:COUNT}: all-reduces COUNT float32 values, rank r holding {@code r + 1 +
@@ -28,7 +30,7 @@ import java.time.Duration;
  *   <li>{@code fail:RANK:CODE}: rank RANK exits with CODE; {@code fail-first:RANK:CODE} only in
  *       attempt 0 (TORCHELASTIC_RESTART_COUNT);
  *   <li>{@code silent:RANK}: rank RANK prints {@code READY} and sleeps far past the group timeout
- *       while the others go on to the next step;
+ *       while the others go on to the next step; {@code late:RANK:MS}: rank RANK sleeps MS first;
  *   <li>{@code mismatch:KIND:COUNT}: an all-reduce of COUNT values where rank 1 differs from the
  *       others in KIND: {@code op} (MAX instead of SUM), {@code size} (one more value) or {@code
  *       type} (float64);
@@ -68,6 +70,8 @@ public final class FaultWorker {
                         report("NEXT", next, again);
                     }
                     System.out.flush();
+                    Thread.sleep(
+                            Long.parseLong(System.getenv().getOrDefault("FAULT_LINGER_MS", "0")));
                     Runtime.getRuntime().halt(3);
                 }
             }
@@ -117,6 +121,11 @@ public final class FaultWorker {
                     System.out.println("READY");
                     System.out.flush();
                     Thread.sleep(Long.MAX_VALUE);
+                }
+                break;
+            case "late":
+                if (Integer.parseInt(p[1]) == rank) {
+                    Thread.sleep(Long.parseLong(p[2]));
                 }
                 break;
             case "mismatch":

@@ -33,6 +33,21 @@ final class Faults {
      */
     static LauncherProcess launch(String transport, long timeoutMs, String... args)
             throws IOException {
+        return launch(transport, timeoutMs, 0, args);
+    }
+
+    /**
+     * Starts {@code djlrun} with the given transport, group timeout and linger after a failure.
+     *
+     * @param transport {@code DJL_DIST_TRANSPORT}
+     * @param timeoutMs the workers' group timeout
+     * @param lingerMs how long a failed worker waits before it exits
+     * @param args the launcher's options, target and steps
+     * @return the running launcher
+     * @throws IOException if it cannot start
+     */
+    static LauncherProcess launch(String transport, long timeoutMs, long lingerMs, String... args)
+            throws IOException {
         List<String> all = new ArrayList<>(List.of("--jvm-opts", WORKER_JVM));
         all.addAll(List.of(args));
         return LauncherProcess.start(
@@ -40,8 +55,42 @@ final class Faults {
                         "DJL_DIST_TRANSPORT",
                         transport,
                         "FAULT_TIMEOUT_MS",
-                        Long.toString(timeoutMs)),
+                        Long.toString(timeoutMs),
+                        "FAULT_LINGER_MS",
+                        Long.toString(lingerMs)),
                 all.toArray(new String[0]));
+    }
+
+    /**
+     * Returns a rank's first line that starts with a word, without the launcher's prefix.
+     *
+     * @param out the launcher's stdout
+     * @param rank the rank
+     * @param word the line's first word
+     * @return the line
+     * @throws AssertionError if there is none
+     */
+    static String line(String out, int rank, String word) {
+        String prefix = "[rank" + rank + "]: ";
+        return out.lines()
+                .filter(l -> l.startsWith(prefix + word + " "))
+                .findFirst()
+                .map(l -> l.substring(prefix.length()))
+                .orElseThrow(
+                        () ->
+                                new AssertionError(
+                                        "no " + word + " line of rank " + rank + " in\n" + out));
+    }
+
+    /**
+     * Returns the milliseconds of a {@code FAILED after MS ms: ...} or {@code NEXT} line.
+     *
+     * @param line the line
+     * @return its milliseconds
+     */
+    static long millis(String line) {
+        String after = line.substring(line.indexOf(" after ") + 7);
+        return Long.parseLong(after.substring(0, after.indexOf(" ms")));
     }
 
     /**

@@ -65,20 +65,40 @@ public final class MultiRank {
      * @return the results, by rank
      * @throws Exception the first rank's failure (a rank's exception, or a timeout)
      */
+    public static <T> List<T> run(int size, String transport, Duration groupTimeout, Body<T> body)
+            throws Exception {
+        return run(size, transport, groupTimeout, groupTimeout.multipliedBy(3), body);
+    }
+
+    /**
+     * Runs {@code body} on {@code size} ranks with the CPU backend over one transport, bounding the
+     * whole run (set-up included) by {@code runBound} rather than three group timeouts: for bodies
+     * that wait on purpose longer than a short group timeout.
+     *
+     * @param size the world size
+     * @param transport "tcp", "shm" or "auto" (the CPU backend's DJL_DIST_TRANSPORT)
+     * @param groupTimeout the groups' timeout
+     * @param runBound the longest the whole run may take
+     * @param body each rank's part
+     * @param <T> the result type
+     * @return the results, by rank
+     * @throws Exception the first rank's failure (a rank's exception, or a timeout)
+     */
     public static synchronized <T> List<T> run(
-            int size, String transport, Duration groupTimeout, Body<T> body) throws Exception {
+            int size, String transport, Duration groupTimeout, Duration runBound, Body<T> body)
+            throws Exception {
         // The backend reads its transport from the environment or this system property; one
         // world runs at a time (synchronized), so setting it around the run is safe.
         System.setProperty("DJL_DIST_TRANSPORT", transport);
         try {
-            return runWorld(size, groupTimeout, body);
+            return runWorld(size, groupTimeout, runBound, body);
         } finally {
             System.clearProperty("DJL_DIST_TRANSPORT");
         }
     }
 
-    private static <T> List<T> runWorld(int size, Duration groupTimeout, Body<T> body)
-            throws Exception {
+    private static <T> List<T> runWorld(
+            int size, Duration groupTimeout, Duration runBound, Body<T> body) throws Exception {
         HashStore store = new HashStore();
         ExecutorService pool = Executors.newFixedThreadPool(size);
         try {
@@ -111,7 +131,7 @@ public final class MultiRank {
                                 }));
             }
             List<T> results = new ArrayList<>();
-            long deadline = System.nanoTime() + groupTimeout.multipliedBy(3).toNanos();
+            long deadline = System.nanoTime() + runBound.toNanos();
             for (int r = 0; r < size; r++) {
                 try {
                     results.add(

@@ -62,12 +62,13 @@ final class Link {
     /** Who is told when the peer leaves. */
     interface Owner {
         /**
-         * Called when the peer left.
+         * Called when the peer left, before the transfers it failed are told.
          *
          * @param cause the failure
          * @param orderly whether the peer said goodbye
+         * @return the failure to give those transfers: {@code cause}, or one that explains it
          */
-        void onPeerGone(CommunicationException cause, boolean orderly);
+        CommunicationException onPeerGone(CommunicationException cause, boolean orderly);
     }
 
     /** A frame waiting to be written: its header, its body, and whom to tell when done. */
@@ -243,7 +244,7 @@ final class Link {
     }
 
     /**
-     * Completes the transfers finished under the lock, then tells the owner if the peer left; never
+     * Tells the owner if the peer left, then completes the transfers finished under the lock; never
      * called holding the lock, since the owner's abort takes every link's in turn.
      */
     private void settle() {
@@ -258,15 +259,17 @@ final class Link {
             left = gone;
             gone = null;
         }
+        // The owner first: its abort may explain the loss (a reason the peer left in the store),
+        // and the transfers the loss failed should tell their waiters that reason.
+        CommunicationException reported =
+                left == null ? null : owner.onPeerGone(left.cause(), left.orderly());
         for (Settled d : done) {
             if (d.failure() == null) {
                 d.transfer().complete();
             } else {
-                d.transfer().fail(d.failure());
+                d.transfer()
+                        .fail(left != null && d.failure() == left.cause() ? reported : d.failure());
             }
-        }
-        if (left != null) {
-            owner.onPeerGone(left.cause(), left.orderly());
         }
     }
 
@@ -289,7 +292,7 @@ final class Link {
         try {
             flush();
         } catch (IOException e) {
-            throw new CommunicationException(
+            throw new LinkLostException(
                     "the connection to rank " + peer + " failed: " + e.getMessage(), peer, e);
         }
     }
@@ -346,7 +349,7 @@ final class Link {
             try {
                 onReadable();
             } catch (IOException e) {
-                throw new CommunicationException(
+                throw new LinkLostException(
                         "the connection to rank " + peer + " failed: " + e.getMessage(), peer, e);
             }
             return;
@@ -413,7 +416,7 @@ final class Link {
         while (true) {
             if (inFrame == null) {
                 if (channel.read(header) < 0) {
-                    peerGone("lost the connection to rank " + peer + " (its process died?)", false);
+                    lost("lost the connection to rank " + peer + " (its process died?)");
                     return;
                 }
                 if (header.hasRemaining()) {
@@ -429,9 +432,7 @@ final class Link {
             }
             int more = inRecv != null && inRecv.reducer() != null ? readReducing() : readBody();
             if (more < 0) {
-                peerGone(
-                        "lost the connection to rank " + peer + " mid-message (its process died?)",
-                        false);
+                lost("lost the connection to rank " + peer + " mid-message (its process died?)");
                 return;
             } else if (more > 0) {
                 return;
@@ -583,7 +584,15 @@ final class Link {
 
     /** The peer left: fails what waits on it; the transport decides whether that is fatal. */
     private void peerGone(String reason, boolean orderly) {
-        CommunicationException e = new CommunicationException(reason, peer);
+        peerGone(new CommunicationException(reason, peer), orderly);
+    }
+
+    /** The connection ended without a word from the peer: its reason may be in the store. */
+    private void lost(String reason) {
+        peerGone(new LinkLostException(reason, peer, null), false);
+    }
+
+    private void peerGone(CommunicationException e, boolean orderly) {
         shut(e);
         gone = new Gone(e, orderly);
     }

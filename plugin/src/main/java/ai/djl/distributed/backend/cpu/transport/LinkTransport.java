@@ -1,5 +1,6 @@
 package ai.djl.distributed.backend.cpu.transport;
 
+import ai.djl.distributed.backend.AbortNotices;
 import ai.djl.distributed.backend.CommunicationException;
 import ai.djl.distributed.backend.Waits;
 
@@ -39,6 +40,7 @@ abstract class LinkTransport implements Transport, Link.Owner {
     final int size;
     final Link[] links;
     private final boolean direct;
+    private final AbortNotices notices;
     private final ConcurrentLinkedQueue<Runnable> commands = new ConcurrentLinkedQueue<>();
     private volatile CommunicationException failure;
     volatile boolean stopping;
@@ -58,13 +60,23 @@ abstract class LinkTransport implements Transport, Link.Owner {
      * @param size the number of ranks
      * @param direct whether posts run on the posting thread (the channels must then take interest
      *     changes from any thread and wake the loop for them)
+     * @param notices where this rank leaves the reason of its abort, and reads a lost peer's
      */
-    LinkTransport(int rank, int size, boolean direct) {
+    LinkTransport(int rank, int size, boolean direct, AbortNotices notices) {
         this.rank = rank;
         this.size = size;
         this.links = new Link[size];
         this.direct = direct;
+        this.notices = notices;
     }
+
+    /**
+     * Called once, by the first abort, before the peers are told; a subclass tells the peers of its
+     * own channels here (the shared-memory board).
+     *
+     * @param failure the abort's cause, explained where it was a lost peer
+     */
+    void aborting(CommunicationException failure) {}
 
     /** Starts the progress thread; call once the links are in place. */
     final void start(String name) {
@@ -169,7 +181,13 @@ abstract class LinkTransport implements Transport, Link.Owner {
 
     /** {@inheritDoc} */
     @Override
-    public void abort(CommunicationException cause) {
+    public void abort(CommunicationException failed) {
+        // A peer lost without a word may have left its reason in the store: the first cause must
+        // travel, not "lost the connection" from a rank that is alive and timed out.
+        CommunicationException cause =
+                failure == null && LinkLostException.isLoss(failed)
+                        ? notices.explain(failed)
+                        : failed;
         boolean first;
         synchronized (this) {
             first = failure == null;
@@ -179,9 +197,12 @@ abstract class LinkTransport implements Transport, Link.Owner {
         }
         if (first) {
             logger.debug("rank {}: transport aborted", rank, cause);
+            aborting(cause);
         }
         if (!direct) {
             if (first) {
+                // In the store before the links close: a peer that sees them close reads it.
+                notices.publish(cause);
                 command(
                         () -> {
                             try {
@@ -211,6 +232,7 @@ abstract class LinkTransport implements Transport, Link.Owner {
         synchronized (aborting) {
             if (!linksAborted) {
                 linksAborted = true;
+                notices.publish(failure);
                 abortLinks(failure);
             }
         }
@@ -218,12 +240,15 @@ abstract class LinkTransport implements Transport, Link.Owner {
 
     /** {@inheritDoc} */
     @Override
-    public void onPeerGone(CommunicationException cause, boolean orderly) {
-        // A goodbye only closes that link; a link lost without one means a dead peer, which
-        // dooms every collective of this group.
-        if (!orderly) {
-            abort(cause);
+    public CommunicationException onPeerGone(CommunicationException cause, boolean orderly) {
+        // A goodbye only closes that link; a link lost without one means a dead or aborted peer,
+        // which dooms every collective of this group.
+        if (orderly) {
+            return cause;
         }
+        abort(cause);
+        CommunicationException f = failure;
+        return f != null && LinkLostException.isLoss(cause) ? f : cause;
     }
 
     /** {@inheritDoc} */
@@ -294,7 +319,7 @@ abstract class LinkTransport implements Transport, Link.Owner {
         if (e instanceof IllegalStateException) {
             return new CommunicationException(e.getMessage(), link.peer, e);
         }
-        return new CommunicationException(
+        return new LinkLostException(
                 "the link to rank " + link.peer + " failed: " + e.getMessage(), link.peer, e);
     }
 
@@ -330,8 +355,9 @@ abstract class LinkTransport implements Transport, Link.Owner {
         try {
             action.run();
         } catch (CommunicationException e) {
-            t.fail(e);
             abort(e);
+            CommunicationException first = failure;
+            t.fail(first != null && LinkLostException.isLoss(e) ? first : e);
         } catch (IllegalStateException e) { // a malformed frame, read on this thread
             CommunicationException ce = linkFailure(link, e);
             t.fail(ce);

@@ -1,64 +1,74 @@
 package ai.djl.distributed.backend.cpu.transport;
 
+import static ai.djl.distributed.backend.cpu.transport.BoardPage.DECIDING;
+import static ai.djl.distributed.backend.cpu.transport.BoardPage.DONE;
+import static ai.djl.distributed.backend.cpu.transport.BoardPage.FAILED_AFTER;
+import static ai.djl.distributed.backend.cpu.transport.BoardPage.FAILED_IN;
+import static ai.djl.distributed.backend.cpu.transport.BoardPage.POSTED;
+import static ai.djl.distributed.backend.cpu.transport.BoardPage.hasPosted;
+import static ai.djl.distributed.backend.cpu.transport.BoardPage.phaseOf;
+import static ai.djl.distributed.backend.cpu.transport.BoardPage.postOf;
+import static ai.djl.distributed.backend.cpu.transport.BoardPage.state;
+
 import ai.djl.distributed.backend.CommunicationException;
 
-import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.MappedByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.util.concurrent.locks.LockSupport;
 
 /**
  * A shared-memory notice board for small collectives between the ranks of one host: each rank posts
- * its whole message on its own page, then reads every peer's page, with no thread between the
- * ranks. A message through a socket or a ring passes through a progress thread on each side, and
- * waking a sleeping thread costs tens of microseconds; ranks that reach the collective together see
- * each other's posts within a microsecond here.
+ * its whole message on its own page ({@link BoardPage}), then reads every peer's page, with no
+ * thread between the ranks. A message through a socket or a ring passes through a progress thread
+ * on each side, and waking a sleeping thread costs tens of microseconds; ranks that reach the
+ * collective together see each other's posts within a microsecond here.
  *
- * <p>Each rank's page holds a counter of its posts and two slots, used alternately: a rank posts
- * its (n+2)-th message into the slot of its n-th only after completing its (n+1)-th exchange, which
- * needs every peer's (n+1)-th post, which each peer makes only after reading every n-th message. So
- * a slot is never overwritten while someone may still read it, without any acknowledgement. Every
- * post carries the collective's sequence number and signature; a reader compares them with its own,
- * so ranks that disagree fail naming both sides.
+ * <p><b>Slots.</b> Each page has two slots, used alternately: a rank posts its (n+2)-th message
+ * into the slot of its n-th only after completing its (n+1)-th exchange, which needs every peer's
+ * (n+1)-th post, which each peer makes only after reading every n-th message. So a slot is never
+ * overwritten while someone may still read it, without any acknowledgement. Every post carries the
+ * collective's sequence number and signature; a reader compares them with its own, so ranks that
+ * disagree fail naming both sides.
+ *
+ * <p><b>One verdict.</b> An exchange completes on every rank or fails on every rank. It completes
+ * where every rank has posted before any rank gave up on it. A rank gives up (at its deadline, on
+ * an interrupt, a dead peer or its group's abort) in two steps: it marks its page {@code DECIDING},
+ * then, after a full fence, looks at every peer's post once more; if all are there after all, it
+ * completes like everyone else, otherwise it marks the exchange {@code FAILED_IN}. A rank that has
+ * every post does the mirror image before it completes: after a full fence it reads every peer's
+ * state, waits out a {@code DECIDING} one, and fails if one failed. The two fences pair up as
+ * Dekker's: the rank completing sees the other's {@code DECIDING}, or the rank deciding sees every
+ * post the completing rank saw. So a late rank can no longer complete an exchange, with the posts
+ * of a peer that has since given up on it, while that peer reports a failure.
  *
  * <p>A reader spins briefly, then yields, then parks in short steps: ranks that arrive together pay
  * no wake-up, and a rank that waits long for a late peer leaves the core to it. While waiting it
- * watches the transport's health (a dead peer or an abort fails it at once) and the deadline. Used
- * by one collective thread at a time.
+ * watches the peers' processes (a dead peer is seen within {@link #LIVENESS_NANOS}), their pages,
+ * the transport's health and the deadline. Used by one collective thread at a time; {@link
+ * #markAborted} may come from any thread.
  */
 public final class ShmBoard {
 
     /** The largest message a slot holds. */
-    public static final int SLOT_BYTES = HybridTransport.SMALL_BYTES;
+    public static final int SLOT_BYTES = BoardPage.SLOT_BYTES;
 
-    /** Bytes of each rank's page: the header, then the two slots. */
-    static final int PAGE_BYTES = 4096 + 2 * SLOT_BYTES;
+    /** Bytes of each rank's page. */
+    static final int PAGE_BYTES = BoardPage.BYTES;
 
-    private static final int POSTED = 0;
-    // + 64 * slot: seq, opcode, dtype, reduceOp, root, count, then the message's length
-    private static final int SIG = 64;
-    // The collective this rank runs now, board or not, under a version (odd while it changes).
-    private static final int CURRENT_VERSION = 256;
-    private static final int CURRENT = 264;
-    private static final int CLOSED = 320;
-    // Set once this rank aborts: 1 + the length of its reason, kept at ABORT_REASON (UTF-8).
-    private static final int ABORTED = 384;
-    // 1 while this rank writes into its peers' memory (PeerMemory), else 0.
-    private static final int WRITING = 448;
-    private static final int ABORT_REASON = 1024;
-    private static final int MAX_REASON_BYTES = 3072;
-    private static final int SLOTS = 4096;
+    /** How often a waiting rank checks that the peer it waits for still runs. */
+    static final long LIVENESS_NANOS = 10_000_000L;
+
     private static final long SPIN_NANOS = 50_000L;
     private static final long YIELD_NANOS = 500_000L;
     private static final long POKE_NANOS = 10_000_000L;
-    private static final VarHandle LONG =
-            MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+    // How long a rank that has every post waits beyond its deadline for a live peer to decide.
+    private static final long DECIDE_GRACE_NANOS = 2_000_000_000L;
 
     private final int rank;
-    private final ByteBuffer[] pages;
+    private final BoardPage[] pages;
+    private final long[] pids;
+    private final BoardPage mine;
     private long posts;
 
     /**
@@ -67,20 +77,24 @@ public final class ShmBoard {
      * @param rank this rank
      * @param pages every rank's page, this rank's included, each {@link #PAGE_BYTES} long and
      *     zeroed before any rank posts
+     * @param pids every rank's process id, to notice a peer that died
      */
-    ShmBoard(int rank, MappedByteBuffer[] pages) {
+    ShmBoard(int rank, MappedByteBuffer[] pages, long[] pids) {
         this.rank = rank;
-        this.pages = new ByteBuffer[pages.length];
+        this.pages = new BoardPage[pages.length];
         for (int r = 0; r < pages.length; r++) {
-            this.pages[r] = pages[r].duplicate().order(ByteOrder.LITTLE_ENDIAN);
+            this.pages[r] = new BoardPage(pages[r]);
         }
-        this.posts = (long) LONG.getAcquire(this.pages[rank], POSTED);
+        this.pids = pids.clone();
+        this.mine = this.pages[rank];
+        this.posts = postOf(mine.state());
     }
 
     /**
      * Posts {@code data}'s remaining bytes and returns every rank's message once all are posted.
      * Every rank of the group must call it for the same collective; their messages may differ in
-     * length (a broadcast's root posts the data, the others nothing).
+     * length (a broadcast's root posts the data, the others nothing). Every rank gets the same
+     * verdict (see the class comment).
      *
      * @param seq the collective's sequence number
      * @param signature the collective, as this rank called it
@@ -102,35 +116,48 @@ public final class ShmBoard {
             throw new IllegalArgumentException(
                     "data: " + bytes + " bytes (expected: at most " + SLOT_BYTES + ")");
         }
-        long post = ++posts;
+        long post = posts + 1;
         int slot = (int) (post & 1);
-        ByteBuffer mine = pages[rank];
-        mine.put(SLOTS + slot * SLOT_BYTES, data, data.position(), bytes);
-        int sig = SIG + 64 * slot;
-        putSignature(mine, sig, seq, signature);
-        mine.putInt(sig + 32, bytes);
-        LONG.setRelease(mine, POSTED, post);
-
+        mine.writeSlot(slot, seq, signature, data);
+        if (!mine.casState(state(post - 1, DONE), state(post, POSTED))) {
+            // Aborted by another thread since the last exchange: this one never starts.
+            throw new CommunicationException(
+                    signature
+                            + " #"
+                            + seq
+                            + " cannot start: rank "
+                            + rank
+                            + " has aborted ("
+                            + mine.reason()
+                            + ")",
+                    -1);
+        }
+        posts = post;
         ByteBuffer[] all = new ByteBuffer[pages.length];
         for (int k = 0; k < pages.length; k++) {
             int peer = (rank + k) % pages.length;
-            ByteBuffer page = pages[peer];
             if (peer != rank) {
-                awaitPost(peer, post, seq, signature, deadline, transport);
-                long theirSeq = page.getLong(sig);
-                OpSignature theirs = getSignature(page, sig);
+                try {
+                    awaitPost(peer, post, seq, signature, deadline, transport);
+                } catch (CommunicationException stop) {
+                    if (!decideToComplete(post, stop)) {
+                        throw stop;
+                    }
+                }
+                BoardPage page = pages[peer];
+                long theirSeq = page.slotSeq(slot);
+                OpSignature theirs = page.slotSignature(slot);
                 if (theirSeq != seq) {
-                    throw Mismatch.differentOrder(peer, seq, signature, theirSeq, theirs);
+                    throw fail(
+                            post, Mismatch.differentOrder(peer, seq, signature, theirSeq, theirs));
                 }
                 if (!theirs.equals(signature)) {
-                    throw Mismatch.differentCall(peer, seq, signature, theirs);
+                    throw fail(post, Mismatch.differentCall(peer, seq, signature, theirs));
                 }
             }
-            all[peer] =
-                    page.slice(SLOTS + slot * SLOT_BYTES, page.getInt(sig + 32))
-                            .asReadOnlyBuffer()
-                            .order(ByteOrder.LITTLE_ENDIAN);
+            all[peer] = pages[peer].slotData(slot);
         }
+        confirm(post, seq, signature, deadline);
         return all;
     }
 
@@ -142,35 +169,50 @@ public final class ShmBoard {
      * @param signature what this rank called
      */
     public void announce(long seq, OpSignature signature) {
-        ByteBuffer mine = pages[rank];
-        long version = (long) LONG.getOpaque(mine, CURRENT_VERSION);
-        LONG.setOpaque(mine, CURRENT_VERSION, version + 1);
-        VarHandle.storeStoreFence();
-        putSignature(mine, CURRENT, seq, signature);
-        LONG.setRelease(mine, CURRENT_VERSION, version + 2);
+        mine.announce(seq, signature);
     }
 
     /**
      * Tells the peers that this rank has aborted, and why: a peer waiting here for a post then
      * fails with this rank's reason at once, as one waiting on a link does when the abort frame
-     * reaches it. Only the first reason is kept.
+     * reaches it. An exchange this rank has posted and not completed is decided as its collective
+     * thread would decide it at its deadline: completed where every peer has posted, else failed,
+     * on every rank alike. Only the first reason is kept. Any thread may call it.
      *
      * @param reason why
      */
     public synchronized void markAborted(String reason) {
-        ByteBuffer mine = pages[rank];
-        if ((long) LONG.getAcquire(mine, ABORTED) != 0) {
-            return;
+        mine.markAborted(reason);
+        while (true) {
+            long s = mine.state();
+            long post = postOf(s);
+            long phase = phaseOf(s);
+            if (phase == FAILED_IN || phase == FAILED_AFTER) {
+                return;
+            }
+            if (phase == DECIDING) {
+                Thread.onSpinWait(); // the collective thread decides this one: wait for it
+                continue;
+            }
+            if (phase == DONE) {
+                if (mine.casState(s, state(post, FAILED_AFTER))) {
+                    return;
+                }
+                continue;
+            }
+            if (mine.casState(s, state(post, DECIDING))) {
+                VarHandle.fullFence();
+                mine.casState(
+                        state(post, DECIDING),
+                        state(post, allPosted(post) ? FAILED_AFTER : FAILED_IN));
+                return;
+            }
         }
-        byte[] bytes = reason.getBytes(StandardCharsets.UTF_8);
-        int n = Math.min(bytes.length, MAX_REASON_BYTES);
-        mine.put(ABORT_REASON, bytes, 0, n);
-        LONG.setRelease(mine, ABORTED, 1L + n);
     }
 
     /** Tells the peers that this rank has closed its group: nothing more will be posted. */
     public void markClosed() {
-        LONG.setRelease(pages[rank], CLOSED, 1L);
+        mine.markClosed();
     }
 
     /**
@@ -184,23 +226,18 @@ public final class ShmBoard {
      *     cleared)
      */
     public void beginPeerWrites() {
-        ByteBuffer mine = pages[rank];
-        LONG.setVolatile(mine, WRITING, 1L);
+        mine.setWriting(true);
         // The mark must be visible before the peers' marks are read (a store-load barrier).
         VarHandle.fullFence();
         for (int peer = 0; peer < pages.length; peer++) {
-            if (peer == rank) {
-                continue;
-            }
-            ByteBuffer page = pages[peer];
-            long aborted = (long) LONG.getVolatile(page, ABORTED);
-            if (aborted != 0 || (long) LONG.getVolatile(page, CLOSED) != 0) {
-                LONG.setRelease(mine, WRITING, 0L);
+            BoardPage page = pages[peer];
+            if (peer != rank && (page.isAborted() || page.isClosed())) {
+                mine.setWriting(false);
                 throw new CommunicationException(
                         "rank "
                                 + peer
-                                + (aborted != 0
-                                        ? " aborted its process group: " + reason(page, aborted)
+                                + (page.isAborted()
+                                        ? " aborted its process group: " + page.reason()
                                         : " has destroyed its process group")
                                 + " (rank "
                                 + rank
@@ -212,7 +249,7 @@ public final class ShmBoard {
 
     /** Clears the mark of {@link #beginPeerWrites()}: this rank's writes into peers are done. */
     public void endPeerWrites() {
-        LONG.setRelease(pages[rank], WRITING, 0L);
+        mine.setWriting(false);
     }
 
     /**
@@ -226,22 +263,152 @@ public final class ShmBoard {
     public boolean isWritingIntoPeers(int peer) {
         // This rank's abort mark must be visible before the peer's mark is read.
         VarHandle.fullFence();
-        return (long) LONG.getVolatile(pages[peer], WRITING) != 0;
+        return pages[peer].isWriting();
     }
 
-    /** Fails if {@code peer} will never make post {@code post}: it closed, moved on, or differs. */
-    private void checkPeer(int peer, long post, long seq, OpSignature signature) {
-        ByteBuffer page = pages[peer];
-        long aborted = (long) LONG.getAcquire(page, ABORTED);
-        if (aborted != 0 || (long) LONG.getAcquire(page, CLOSED) != 0) {
-            if ((long) LONG.getAcquire(page, POSTED) >= post) {
-                return; // it posted, then stopped: its post came first
+    /**
+     * Gives up on exchange {@code post} unless every peer has posted after all: the first half of
+     * the handshake in the class comment.
+     *
+     * @return whether the exchange completes after all
+     */
+    private boolean decideToComplete(long post, CommunicationException stop) {
+        long posted = state(post, POSTED);
+        if (!mine.casState(posted, state(post, DECIDING))) {
+            // Another thread aborted the group and decided for us.
+            return awaitDecided(post) == FAILED_AFTER;
+        }
+        VarHandle.fullFence();
+        if (allPosted(post)) {
+            mine.casState(state(post, DECIDING), posted);
+            return true;
+        }
+        // The reason first: a peer that sees the failure reads it.
+        mine.markAborted(stop.getMessage());
+        mine.casState(state(post, DECIDING), state(post, FAILED_IN));
+        return false;
+    }
+
+    /**
+     * Marks exchange {@code post} failed here, for a reason every rank sees alike (a mismatch), and
+     * returns that reason to throw.
+     */
+    private CommunicationException fail(long post, CommunicationException cause) {
+        mine.markAborted(cause.getMessage());
+        if (!mine.casState(state(post, POSTED), state(post, FAILED_IN))) {
+            awaitDecided(post); // another thread's abort decides it; this rank fails either way
+        }
+        return cause;
+    }
+
+    /** Waits until no thread of this rank is deciding exchange {@code post}; returns the phase. */
+    private long awaitDecided(long post) {
+        long s;
+        while (phaseOf(s = mine.state()) == DECIDING && postOf(s) == post) {
+            Thread.onSpinWait();
+        }
+        return phaseOf(s);
+    }
+
+    /**
+     * The second half of the handshake: with every post seen, checks that no peer gave up on this
+     * exchange first, then completes it.
+     */
+    private void confirm(long post, long seq, OpSignature signature, Deadline deadline) {
+        VarHandle.fullFence();
+        long giveUp = System.nanoTime() + deadline.remainingNanos() + DECIDE_GRACE_NANOS;
+        for (int peer = 0; peer < pages.length; peer++) {
+            if (peer == rank) {
+                continue;
             }
-            if (aborted != 0) {
+            long s;
+            int spins = 0;
+            while (phaseOf(s = pages[peer].state()) == DECIDING && postOf(s) == post) {
+                // A live peer decides within microseconds; one that died deciding told no one,
+                // and it posted, so it counts as posted.
+                if (++spins % 1024 == 0) {
+                    if (!isAlive(peer)) {
+                        break;
+                    }
+                    if (System.nanoTime() - giveUp > 0) {
+                        throw fail(
+                                post,
+                                new CommunicationException(
+                                        signature
+                                                + " #"
+                                                + seq
+                                                + ": rank "
+                                                + peer
+                                                + " did not decide whether it gives up on it",
+                                        peer));
+                    }
+                    Thread.yield();
+                }
+                Thread.onSpinWait();
+            }
+            if (postOf(s) == post && phaseOf(s) == FAILED_IN) {
+                throw fail(post, gaveUp(peer, seq, signature));
+            }
+        }
+        long posted = state(post, POSTED);
+        if (!mine.casState(posted, state(post, DONE))) {
+            long s = mine.state();
+            if (s != state(post, FAILED_AFTER)) {
                 throw new CommunicationException(
-                        "rank " + peer + " aborted its process group: " + reason(page, aborted),
-                        peer);
+                        signature
+                                + " #"
+                                + seq
+                                + " on rank "
+                                + rank
+                                + " was aborted: "
+                                + mine.reason(),
+                        -1);
             }
+            // Aborted after every post was in: the exchange completes, the next one fails.
+        }
+    }
+
+    private CommunicationException gaveUp(int peer, long seq, OpSignature signature) {
+        return new CommunicationException(
+                "rank "
+                        + peer
+                        + " gave up on "
+                        + signature
+                        + " #"
+                        + seq
+                        + ": "
+                        + pages[peer].reason(),
+                peer);
+    }
+
+    private boolean allPosted(long post) {
+        for (int peer = 0; peer < pages.length; peer++) {
+            if (peer != rank && !hasPosted(pages[peer].state(), post)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private boolean isAlive(int peer) {
+        return ProcessHandle.of(pids[peer]).map(ProcessHandle::isAlive).orElse(false);
+    }
+
+    /** Fails if {@code peer} will never make post {@code post}: it left, moved on, or differs. */
+    private void checkPeer(int peer, long post, long seq, OpSignature signature) {
+        BoardPage page = pages[peer];
+        long s = page.state();
+        if (hasPosted(s, post)) {
+            return;
+        }
+        if (postOf(s) == post) { // FAILED_IN: it posted, then gave up
+            throw gaveUp(peer, seq, signature);
+        }
+        if (page.isAborted()) {
+            throw new CommunicationException(
+                    "rank " + peer + " aborted its process group: " + page.reason(), peer);
+        }
+        if (page.isClosed()) {
             throw new CommunicationException(
                     "rank "
                             + peer
@@ -253,48 +420,17 @@ public final class ShmBoard {
                             + seq,
                     peer);
         }
-        long version = (long) LONG.getAcquire(page, CURRENT_VERSION);
-        if (version == 0 || (version & 1) != 0) {
+        BoardPage.Announced current = page.announced();
+        if (current == null) {
             return; // nothing announced yet, or changing: look again later
         }
-        long theirSeq = page.getLong(CURRENT);
-        OpSignature theirs = getSignature(page, CURRENT);
-        VarHandle.acquireFence();
-        if ((long) LONG.getOpaque(page, CURRENT_VERSION) != version) {
-            return;
-        }
-        if (theirSeq == seq && !theirs.equals(signature)) {
-            throw Mismatch.differentCall(peer, seq, signature, theirs);
+        if (current.seq() == seq && !current.signature().equals(signature)) {
+            throw Mismatch.differentCall(peer, seq, signature, current.signature());
         }
         // A peer that moved on has posted, if it ever will: its post came before its announce.
-        if (theirSeq > seq && (long) LONG.getAcquire(page, POSTED) < post) {
-            throw Mismatch.skipped(peer, seq, signature, theirSeq, theirs);
+        if (current.seq() > seq && !hasPosted(page.state(), post)) {
+            throw Mismatch.skipped(peer, seq, signature, current.seq(), current.signature());
         }
-    }
-
-    /** The reason a peer's page gives for its abort, whose mark is {@code aborted}. */
-    private static String reason(ByteBuffer page, long aborted) {
-        byte[] reason = new byte[(int) Math.min(aborted - 1, MAX_REASON_BYTES)];
-        page.get(ABORT_REASON, reason);
-        return new String(reason, StandardCharsets.UTF_8);
-    }
-
-    private static void putSignature(ByteBuffer page, int at, long seq, OpSignature signature) {
-        page.putLong(at, seq)
-                .putInt(at + 8, signature.opcode())
-                .putInt(at + 12, signature.dtype())
-                .putInt(at + 16, signature.reduceOp())
-                .putInt(at + 20, signature.root())
-                .putLong(at + 24, signature.count());
-    }
-
-    private static OpSignature getSignature(ByteBuffer page, int at) {
-        return new OpSignature(
-                page.getInt(at + 8),
-                page.getInt(at + 12),
-                page.getInt(at + 16),
-                page.getInt(at + 20),
-                page.getLong(at + 24));
     }
 
     private void awaitPost(
@@ -304,14 +440,16 @@ public final class ShmBoard {
             OpSignature signature,
             Deadline deadline,
             Transport transport) {
-        ByteBuffer page = pages[peer];
-        if ((long) LONG.getAcquire(page, POSTED) >= post) {
+        BoardPage page = pages[peer];
+        if (hasPosted(page.state(), post)) {
             return;
         }
         long start = System.nanoTime();
+        long nextLiveness = start + LIVENESS_NANOS;
         boolean poked = false;
-        while ((long) LONG.getAcquire(page, POSTED) < post) {
-            long waited = System.nanoTime() - start;
+        while (!hasPosted(page.state(), post)) {
+            long now = System.nanoTime();
+            long waited = now - start;
             if (waited < SPIN_NANOS) {
                 Thread.onSpinWait();
                 continue;
@@ -322,6 +460,23 @@ public final class ShmBoard {
                         "interrupted while waiting for rank " + peer + " in " + signature, peer);
             }
             checkPeer(peer, post, seq, signature);
+            if (now - nextLiveness > 0) {
+                nextLiveness = now + LIVENESS_NANOS;
+                if (!isAlive(peer) && !hasPosted(page.state(), post)) {
+                    throw new CommunicationException(
+                            "rank "
+                                    + peer
+                                    + "'s process (pid "
+                                    + pids[peer]
+                                    + ") died while rank "
+                                    + rank
+                                    + " waited for it in "
+                                    + signature
+                                    + " #"
+                                    + seq,
+                            peer);
+                }
+            }
             if (!poked && waited > POKE_NANOS) {
                 // A peer that called another collective may have sent its data already: have the
                 // transport compare it with ours now rather than at our next send. Not sooner:

@@ -1,5 +1,6 @@
 package ai.djl.distributed.backend.cpu.transport;
 
+import ai.djl.distributed.backend.AbortNotices;
 import ai.djl.distributed.backend.CommunicationException;
 import ai.djl.distributed.store.Store;
 import ai.djl.distributed.store.StoreTimeoutException;
@@ -36,8 +37,9 @@ public final class ShmTransport extends LinkTransport {
     private final ShmChannel[] channels;
     private final ShmBoard board;
 
-    private ShmTransport(int rank, int size, ShmChannel[] channels, ShmBoard board) {
-        super(rank, size, false);
+    private ShmTransport(
+            int rank, int size, ShmChannel[] channels, ShmBoard board, AbortNotices notices) {
+        super(rank, size, false, notices);
         this.channels = channels;
         this.board = board;
         for (int peer = 0; peer < size; peer++) {
@@ -103,12 +105,15 @@ public final class ShmTransport extends LinkTransport {
             }
             MappedByteBuffer[] pages = new MappedByteBuffer[size];
             pages[rank] = page.buffer();
+            long[] pids = new long[size];
+            pids[rank] = ProcessHandle.current().pid();
             store.set("shm/" + rank, where.toString().getBytes(StandardCharsets.UTF_8));
             for (int dst = 0; dst < size; dst++) {
                 if (dst == rank) {
                     continue;
                 }
                 Peer peer = Peer.parse(dst, size, waitFor(store, "shm/" + dst, dst, deadline));
+                pids[dst] = peer.pid;
                 MappedByteBuffer out =
                         ShmSegments.open(
                                 dst,
@@ -128,7 +133,12 @@ public final class ShmTransport extends LinkTransport {
                                 new ShmRing(in[dst], false), new ShmRing(out, true), peer.pid);
             }
             awaitAllMapped(store, size, deadline);
-            return new ShmTransport(rank, size, channels, new ShmBoard(rank, pages));
+            return new ShmTransport(
+                    rank,
+                    size,
+                    channels,
+                    new ShmBoard(rank, pages, pids),
+                    new AbortNotices(store, rank));
         } catch (IOException e) {
             throw new CommunicationException(
                     "rank " + rank + " cannot create shared memory: " + e.getMessage(), -1, e);
@@ -181,13 +191,11 @@ public final class ShmTransport extends LinkTransport {
         super.beginCollective(seq, signature);
     }
 
-    /** {@inheritDoc} */
     @Override
-    public void abort(CommunicationException cause) {
+    void aborting(CommunicationException failure) {
         // On the board at once, before the caller can destroy the group: a peer waiting there
         // must fail with this rank's reason, not with its goodbye.
-        board.markAborted(cause.getMessage());
-        super.abort(cause);
+        board.markAborted(failure.getMessage());
     }
 
     /** {@inheritDoc} */

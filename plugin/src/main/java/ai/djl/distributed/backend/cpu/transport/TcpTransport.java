@@ -1,5 +1,6 @@
 package ai.djl.distributed.backend.cpu.transport;
 
+import ai.djl.distributed.backend.AbortNotices;
 import ai.djl.distributed.backend.CommunicationException;
 import ai.djl.distributed.store.Store;
 
@@ -34,8 +35,9 @@ public final class TcpTransport extends LinkTransport {
     private final Selector selector;
     private final AtomicBoolean wakeupPending = new AtomicBoolean();
 
-    private TcpTransport(int rank, int size, SocketChannel[] channels) throws IOException {
-        super(rank, size, true);
+    private TcpTransport(int rank, int size, SocketChannel[] channels, AbortNotices notices)
+            throws IOException {
+        super(rank, size, true, notices);
         this.selector = Selector.open();
         for (int peer = 0; peer < size; peer++) {
             if (peer != rank) {
@@ -65,7 +67,7 @@ public final class TcpTransport extends LinkTransport {
             Store store, int rank, int size, InetAddress address, Duration timeout) {
         SocketChannel[] channels = TcpMesh.connect(store, rank, size, address, timeout);
         try {
-            return new TcpTransport(rank, size, channels);
+            return new TcpTransport(rank, size, channels, new AbortNotices(store, rank));
         } catch (IOException e) {
             TcpMesh.closeAll(channels);
             throw new CommunicationException("cannot start the TCP transport: " + e, -1, e);
