@@ -49,7 +49,7 @@ public final class TcpStore implements Store {
         this.host = b.host;
         TcpStoreServer started = null;
         if (b.server) {
-            started = SharedServers.acquire(b.host, b.port, b.multiTenant, b.serverIoThreads);
+            started = SharedServers.acquire(b.host, b.port, b.multiTenant, b.serverOptions);
         }
         this.server = started;
         this.port = started != null ? started.getPort() : b.port;
@@ -455,8 +455,7 @@ public final class TcpStore implements Store {
         private boolean server;
         private boolean waitForWorkers = true;
         private boolean multiTenant;
-        private int serverIoThreads =
-                Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
+        private final TcpStoreServer.Builder serverOptions = TcpStoreServer.builder();
         private Duration timeout = DEFAULT_TIMEOUT;
 
         Builder() {}
@@ -537,7 +536,31 @@ public final class TcpStore implements Store {
          * @return this builder
          */
         public Builder optServerIoThreads(int threads) {
-            this.serverIoThreads = threads;
+            serverOptions.optIoThreads(threads);
+            return this;
+        }
+
+        /**
+         * Sets the memory that partly received requests may hold in a server this instance starts;
+         * default 256 MiB. See {@link TcpStoreServer.Builder#optMaxPartialRequestBytes}.
+         *
+         * @param bytes at least the server's request limit (64 MiB)
+         * @return this builder
+         */
+        public Builder optServerMaxPartialRequestBytes(long bytes) {
+            serverOptions.optMaxPartialRequestBytes(bytes);
+            return this;
+        }
+
+        /**
+         * Sets how long one request may stay partly received in a server this instance starts;
+         * default 30 s. See {@link TcpStoreServer.Builder#optReadTimeout}.
+         *
+         * @param readTimeout a positive duration
+         * @return this builder
+         */
+        public Builder optServerReadTimeout(Duration readTimeout) {
+            serverOptions.optReadTimeout(readTimeout);
             return this;
         }
 
@@ -574,10 +597,7 @@ public final class TcpStore implements Store {
                                 + worldSize
                                 + " (expected: at least 1; TCPStore world size cannot be 0)");
             }
-            if (serverIoThreads < 1) {
-                throw new IllegalArgumentException(
-                        "serverIoThreads: " + serverIoThreads + " (expected: at least 1)");
-            }
+            serverOptions.validateLimits();
             Stores.checkTimeout(timeout);
             return new TcpStore(this);
         }
