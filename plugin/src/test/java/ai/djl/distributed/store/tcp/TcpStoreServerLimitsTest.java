@@ -170,17 +170,19 @@ class TcpStoreServerLimitsTest {
                 senders.add(
                         SlowSender.partialSet(server.getPort(), MIB, 10)
                                 .trickle(Duration.ofMillis(50)));
-                // meanwhile: requests that each take a while, but less than the timeout, in a
-                // row for longer than the timeout, are served
+                // meanwhile: requests that each take a tenth of the timeout, in a row for longer
+                // than the timeout, are all served
                 punctual.validate();
-                for (int i = 0; i < 5; ++i) {
-                    punctual.u8(1).i64(3).flush();
-                    Thread.sleep(150);
-                    punctual.u8('/').u8('p').u8('0' + i).i64(2).flush();
-                    Thread.sleep(150);
-                    punctual.u8('o').u8('k');
+                for (int i = 0; i < 15; ++i) {
+                    punctual.u8(1).i64(4).flush(); // SET, its key's length
+                    Thread.sleep(50);
+                    punctual.u8('/').u8('p').u8('0' + i / 10).u8('0' + i % 10).i64(2).flush();
+                    Thread.sleep(50);
+                    punctual.u8('o').u8('k' - i % 2); // value "ok" or "oj", sent with the next
                 }
-                punctual.u8(3).str("/p4"); // GET
+                punctual.u8(3).str("/p13"); // GET
+                assertEquals("oj", punctual.readString());
+                punctual.u8(3).str("/p14");
                 assertEquals("ok", punctual.readString());
                 List<Boolean> closed = closedWithin(senders, Duration.ofSeconds(20));
                 for (int i = 0; i < senders.size(); ++i) {
