@@ -10,9 +10,12 @@ import java.util.Optional;
  * PyTorch's {@code PrefixStore} joins them, so prefixed keys meet Python ranks' keys. Prefix stores
  * nest.
  *
- * <p>It only rewrites keys. {@link #numKeys()}, the timeout and {@link #hasExtendedApi()} are the
- * underlying store's. A prefix store made by the constructor does not own the underlying store:
- * {@link #close()} leaves it open; one made by {@link #owning} closes it.
+ * <p>It only rewrites keys, both ways: a {@link StoreTimeoutException} names the keys as this
+ * store's caller passed them, in this store (whose description shows the prefix); the underlying
+ * store's exception, naming the joined keys, is its cause. {@link #numKeys()}, the timeout and
+ * {@link #hasExtendedApi()} are the underlying store's. A prefix store made by the constructor
+ * does not own the underlying store: {@link #close()} leaves it open; one made by {@link #owning}
+ * closes it.
  */
 public final class PrefixStore implements Store {
 
@@ -100,6 +103,16 @@ public final class PrefixStore implements Store {
         return joined;
     }
 
+    // The underlying store's timeout, naming this store's caller's keys instead of the joined ones.
+    private StoreTimeoutException unjoin(StoreTimeoutException e) {
+        String head = prefix + "/";
+        List<String> keys = new ArrayList<>(e.getKeys().size());
+        for (String key : e.getKeys()) {
+            keys.add(key.startsWith(head) ? key.substring(head.length()) : key);
+        }
+        return new StoreTimeoutException(toString(), keys, e.getTimeout(), e);
+    }
+
     /** {@inheritDoc} */
     @Override
     public void set(String key, byte[] value) {
@@ -109,7 +122,11 @@ public final class PrefixStore implements Store {
     /** {@inheritDoc} */
     @Override
     public byte[] get(String key) {
-        return store.get(join(key));
+        try {
+            return store.get(join(key));
+        } catch (StoreTimeoutException e) {
+            throw unjoin(e);
+        }
     }
 
     /** {@inheritDoc} */
@@ -139,7 +156,11 @@ public final class PrefixStore implements Store {
     /** {@inheritDoc} */
     @Override
     public void waitFor(List<String> keys, Duration timeout) {
-        store.waitFor(join(keys), timeout);
+        try {
+            store.waitFor(join(keys), timeout);
+        } catch (StoreTimeoutException e) {
+            throw unjoin(e);
+        }
     }
 
     /** {@inheritDoc} */
@@ -157,7 +178,11 @@ public final class PrefixStore implements Store {
     /** {@inheritDoc} */
     @Override
     public List<byte[]> multiGet(List<String> keys) {
-        return store.multiGet(join(keys));
+        try {
+            return store.multiGet(join(keys));
+        } catch (StoreTimeoutException e) {
+            throw unjoin(e);
+        }
     }
 
     /** {@inheritDoc} */
@@ -181,7 +206,11 @@ public final class PrefixStore implements Store {
     /** {@inheritDoc} */
     @Override
     public byte[] queuePop(String key) {
-        return store.queuePop(join(key));
+        try {
+            return store.queuePop(join(key));
+        } catch (StoreTimeoutException e) {
+            throw unjoin(e);
+        }
     }
 
     /** {@inheritDoc} */

@@ -19,13 +19,28 @@ public class StoreTimeoutException extends StoreException {
      * @param timeout how long the call waited
      */
     public StoreTimeoutException(String store, List<String> keys, Duration timeout) {
+        this(store, keys, timeout, null);
+    }
+
+    /**
+     * Creates the exception for a store that passed on another store's timeout (a {@link
+     * PrefixStore} names its own user's keys).
+     *
+     * @param store the store, as {@code toString()} describes it
+     * @param keys the user keys that were waited for
+     * @param timeout how long the call waited
+     * @param cause the underlying store's timeout, or {@code null}
+     */
+    public StoreTimeoutException(
+            String store, List<String> keys, Duration timeout, StoreTimeoutException cause) {
         super(
                 "Timed out after "
                         + timeout.toMillis()
                         + " ms waiting for keys "
                         + keys
                         + " in "
-                        + store);
+                        + store,
+                cause);
         this.keys = List.copyOf(keys);
         this.timeout = timeout;
     }

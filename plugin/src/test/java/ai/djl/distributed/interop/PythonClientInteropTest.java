@@ -43,6 +43,12 @@ class PythonClientInteropTest {
             s.multi_set(["m1", "m2"], ["a", "bb"])
             assert s.multi_get(["m2", "m1"]) == [b"bb", b"a"]
             s.set("binary", bytes(range(256)))
+            # values of several MiB reach the server over many reads (decoded as they arrive)
+            big = bytes(range(256)) * 16384
+            s.set("big", big)
+            s.multi_set(["big1", "big2"], [big[::-1], big])
+            assert s.get("big") == big and s.multi_get(["big1", "big2"]) == [big[::-1], big]
+            assert all(s.delete_key(k) for k in ("big", "big1", "big2"))
             try:
                 s.wait(["never"], datetime.timedelta(milliseconds=200))
                 raise SystemExit("wait did not time out")

@@ -212,9 +212,11 @@ public abstract class StoreContractTest {
                         () -> store.waitFor(List.of("bad_key"), SHORT));
         assertTrue(e.getMessage().contains("bad_key"), e.getMessage());
         assertTrue(e.getMessage().contains("300 ms"), e.getMessage());
-        // a PrefixStore reports the namespaced key, which is what a debugging user needs to see
+        // every store, a PrefixStore included, names the key as its caller passed it (a PrefixStore
+        // names itself, prefix included, and its cause names the namespaced key)
         assertEquals(1, e.getKeys().size());
         assertTrue(e.getKeys().get(0).endsWith("bad_key"), e.getKeys().toString());
+        assertEquals(List.of("bad_key"), e.getKeys());
         store.add("good_key", 1);
         store.waitFor(List.of("good_key"), SHORT);
         // the store still works after a timed-out wait

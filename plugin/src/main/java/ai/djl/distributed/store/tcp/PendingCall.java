@@ -1,5 +1,7 @@
 package ai.djl.distributed.store.tcp;
 
+import ai.djl.distributed.store.StoreException;
+
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -37,14 +39,35 @@ final class PendingCall {
 
     final Reply reply;
     final int count; // values expected by MULTI_BYTES
-    final String description;
     final CompletableFuture<Object> future = new CompletableFuture<>();
     final List<byte[]> values; // MULTI_BYTES progress
+    private final StoreOpcode opcode;
+    private final List<String> wireKeys;
 
-    PendingCall(Reply reply, int count, String description) {
+    PendingCall(Reply reply, int count, StoreRequest request) {
         this.reply = reply;
         this.count = count;
-        this.description = description;
+        this.opcode = request.opcode();
+        this.wireKeys = request.keys();
         this.values = reply == Reply.MULTI_BYTES ? new ArrayList<>(count) : null;
+    }
+
+    /**
+     * Fails the call because its connection failed, naming the query.
+     *
+     * @param failure why the connection failed
+     */
+    void fail(Throwable failure) {
+        future.completeExceptionally(
+                new StoreException(description() + ": " + failure.getMessage(), failure));
+    }
+
+    /**
+     * Describes the query for a failure message, naming the user's keys; built only on failure.
+     *
+     * @return the opcode, and the keys if any, e.g. {@code GET [k]}
+     */
+    String description() {
+        return wireKeys.isEmpty() ? opcode.toString() : opcode + " " + WireKeys.toUser(wireKeys);
     }
 }

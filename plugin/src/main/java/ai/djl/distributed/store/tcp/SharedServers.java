@@ -14,8 +14,18 @@ final class SharedServers {
 
     private SharedServers() {}
 
+    /**
+     * Returns a live server of this JVM on the port if both are multi-tenant, else starts one.
+     *
+     * @param host the address to listen on
+     * @param port the port, 0 for a free one
+     * @param multiTenant whether to share the server with later instances on the same port
+     * @param options the settings of a server to start (its host and port are set here); a shared
+     *     server keeps the settings it started with
+     * @return the server; {@link #release} it once done
+     */
     static synchronized TcpStoreServer acquire(
-            String host, int port, boolean multiTenant, int ioThreads) {
+            String host, int port, boolean multiTenant, TcpStoreServer.Builder options) {
         if (multiTenant && port != 0) {
             TcpStoreServer live = BY_PORT.get(port);
             if (live != null && !live.isClosed()) {
@@ -23,12 +33,7 @@ final class SharedServers {
                 return live;
             }
         }
-        TcpStoreServer server =
-                TcpStoreServer.builder()
-                        .optHost(host)
-                        .optPort(port)
-                        .optIoThreads(ioThreads)
-                        .build();
+        TcpStoreServer server = options.optHost(host).optPort(port).build();
         USERS.put(server, 1);
         if (multiTenant) {
             BY_PORT.put(server.getPort(), server);

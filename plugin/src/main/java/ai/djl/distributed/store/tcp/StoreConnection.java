@@ -193,10 +193,10 @@ final class StoreConnection implements AutoCloseable {
      *     Reply#NONE})
      */
     PendingCall send(StoreRequest request, Reply reply, int count) {
-        PendingCall call = new PendingCall(reply, count, describe(request));
+        PendingCall call = new PendingCall(reply, count, request);
         Throwable failure = decoder.failure();
         if (failure != null) {
-            call.future.completeExceptionally(failure);
+            call.fail(failure);
             return call;
         }
         if (reply != Reply.NONE) {
@@ -211,7 +211,7 @@ final class StoreConnection implements AutoCloseable {
                                 call.future.completeExceptionally(
                                         new StoreException(
                                                 "cannot send "
-                                                        + call.description
+                                                        + call.description()
                                                         + " to "
                                                         + channel.remoteAddress()
                                                         + ": "
@@ -254,7 +254,7 @@ final class StoreConnection implements AutoCloseable {
             channel.close();
             throw new StoreException(
                     "no reply to "
-                            + call.description
+                            + call.description()
                             + " from "
                             + channel.remoteAddress()
                             + " within "
@@ -291,12 +291,6 @@ final class StoreConnection implements AutoCloseable {
 
     static boolean timedOut(Object result) {
         return result == TIMED_OUT;
-    }
-
-    private static String describe(StoreRequest request) {
-        return request.keys().isEmpty()
-                ? request.opcode().toString()
-                : request.opcode() + " " + request.keys();
     }
 
     /** Closes the connection; idempotent. */

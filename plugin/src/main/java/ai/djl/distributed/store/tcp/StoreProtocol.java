@@ -1,5 +1,7 @@
 package ai.djl.distributed.store.tcp;
 
+import java.time.Duration;
+
 /** Constants of PyTorch's TCPStore protocol, and this server's default limits. */
 public final class StoreProtocol {
 
@@ -32,6 +34,18 @@ public final class StoreProtocol {
 
     /** Default bound on the key count of CHECK, WAIT, MULTI_GET and MULTI_SET (PyTorch's). */
     public static final int DEFAULT_MAX_KEYS = 128 * 1024;
+
+    /**
+     * Default bound on the memory partly received requests hold across all of a server's
+     * connections: four requests of {@link #DEFAULT_MAX_REQUEST_BYTES} arriving at once.
+     */
+    public static final long DEFAULT_MAX_PARTIAL_REQUEST_BYTES = 4L * DEFAULT_MAX_REQUEST_BYTES;
+
+    /**
+     * Default bound on how long a request may stay partly received: 30 s, time for a request of
+     * {@link #DEFAULT_MAX_REQUEST_BYTES} at about 2 MiB/s.
+     */
+    public static final Duration DEFAULT_READ_TIMEOUT = Duration.ofSeconds(30);
 
     private StoreProtocol() {}
 }

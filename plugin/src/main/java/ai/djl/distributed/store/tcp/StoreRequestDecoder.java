@@ -5,10 +5,13 @@ import ai.djl.distributed.store.tcp.StoreOpcode.Field;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
+import io.netty.util.concurrent.ScheduledFuture;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Decodes the byte stream of a TCPStore client into {@link StoreRequest}s. The stream has no
@@ -20,6 +23,14 @@ import java.util.List;
  * decoder also checks PyTorch 2.2+'s handshake: the first query must be VALIDATE with the protocol
  * magic, refused at its first byte otherwise. After a rejection the decoder discards its input: the
  * server closes the connection.
+ *
+ * <p>A value is copied into its array as its bytes arrive, so a large request is copied once and
+ * the cumulation buffer only ever holds a partial header or key. A request that spans several reads
+ * is <em>partial</em>: before waiting for more bytes, the decoder claims what it holds from the
+ * server's {@link PartialRequestBudget} (refused: the connection is closed), and a request still
+ * partial after the read timeout closes the connection. Between requests nothing is held and no
+ * timeout runs, however long the connection stays idle. A request that arrives whole costs neither
+ * a claim nor a timer.
  */
 public final class StoreRequestDecoder extends ByteToMessageDecoder {
 
@@ -30,9 +41,14 @@ public final class StoreRequestDecoder extends ByteToMessageDecoder {
         FAILED
     }
 
+    /** Bytes a decoded key or value costs beyond its content: object headers and a list slot. */
+    private static final int ENTRY_OVERHEAD = 48;
+
     private final int maxKeyBytes;
     private final long maxRequestBytes;
     private final int maxKeys;
+    private final PartialRequestBudget budget;
+    private final long readTimeoutNanos; // 0: none
 
     private State state = State.OPCODE;
     private boolean validated; // PyTorch 2.2+: every connection opens with VALIDATE
@@ -45,18 +61,44 @@ public final class StoreRequestDecoder extends ByteToMessageDecoder {
     private long number;
     private List<String> keys;
     private List<byte[]> values;
+    private byte[] value; // the VALUE being received, allocated once its length is in
+    private int filled; // bytes of value received so far
+    private long claimed; // from the budget, for the request in progress
+    private boolean partial; // the request in progress has waited for bytes at least once
+    private long partialSince; // System.nanoTime() when it first did
+    private ScheduledFuture<?> timer; // the read-timeout check, while one is scheduled
 
     /**
-     * Creates a decoder with limits.
+     * Creates a decoder with limits, a budget of its own without bound and no read timeout.
      *
      * @param maxKeyBytes the largest key accepted
      * @param maxRequestBytes the most key and value bytes one request may carry
      * @param maxKeys the most keys one request may name
      */
     public StoreRequestDecoder(int maxKeyBytes, long maxRequestBytes, int maxKeys) {
+        this(maxKeyBytes, maxRequestBytes, maxKeys, new PartialRequestBudget(Long.MAX_VALUE), null);
+    }
+
+    /**
+     * Creates a decoder of a server's connection.
+     *
+     * @param maxKeyBytes the largest key accepted
+     * @param maxRequestBytes the most key and value bytes one request may carry
+     * @param maxKeys the most keys one request may name
+     * @param budget the memory partial requests of all the server's connections may hold
+     * @param readTimeout how long a request may stay partial, or {@code null} for no limit
+     */
+    StoreRequestDecoder(
+            int maxKeyBytes,
+            long maxRequestBytes,
+            int maxKeys,
+            PartialRequestBudget budget,
+            Duration readTimeout) {
         this.maxKeyBytes = maxKeyBytes;
         this.maxRequestBytes = maxRequestBytes;
         this.maxKeys = maxKeys;
+        this.budget = budget;
+        this.readTimeoutNanos = readTimeout == null ? 0 : readTimeout.toNanos();
     }
 
     /** Creates a decoder with the default limits of {@link StoreProtocol}. */
@@ -77,21 +119,40 @@ public final class StoreRequestDecoder extends ByteToMessageDecoder {
         if (state == State.OPCODE && !decodeOpcode(in)) {
             return;
         }
-        if (decodeFields(in)) {
-            if (!validated) {
-                // the opcode was checked on arrival; the handshake is complete with the magic
-                if ((int) number != StoreProtocol.MAGIC) {
-                    throw fail(
-                            "VALIDATE with magic 0x"
-                                    + Long.toHexString(number)
-                                    + ", expected 0x"
-                                    + Integer.toHexString(StoreProtocol.MAGIC));
-                }
-                validated = true;
-            }
-            out.add(new StoreRequest(opcode, keys, values, number));
-            reset();
+        if (!decodeFields(in)) {
+            awaitRest(ctx, in);
+            return;
         }
+        if (!validated) {
+            // the opcode was checked on arrival; the handshake is complete with the magic
+            if ((int) number != StoreProtocol.MAGIC) {
+                throw fail(
+                        "VALIDATE with magic 0x"
+                                + Long.toHexString(number)
+                                + ", expected 0x"
+                                + Integer.toHexString(StoreProtocol.MAGIC));
+            }
+            validated = true;
+        }
+        out.add(new StoreRequest(opcode, keys, values, number));
+        reset();
+    }
+
+    /** A request cut short by the end of the stream can never complete: drop it. */
+    @Override
+    protected void decodeLast(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+        in.skipBytes(in.readableBytes());
+        reset();
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    protected void handlerRemoved0(ChannelHandlerContext ctx) {
+        if (timer != null) {
+            timer.cancel(false);
+            timer = null;
+        }
+        reset(); // gives back this connection's claim
     }
 
     private boolean decodeOpcode(ByteBuf in) {
@@ -201,18 +262,106 @@ public final class StoreRequestDecoder extends ByteToMessageDecoder {
             }
             length = n;
         }
+        if (!isKey) {
+            return decodeValue(in);
+        }
         if (in.readableBytes() < length) {
             return false;
         }
-        if (isKey) {
-            keys.add(in.readCharSequence((int) length, StandardCharsets.ISO_8859_1).toString());
-        } else {
-            byte[] value = new byte[(int) length];
-            in.readBytes(value);
-            values.add(value);
-        }
+        keys.add(in.readCharSequence((int) length, StandardCharsets.ISO_8859_1).toString());
         length = -1;
         return true;
+    }
+
+    // Copies what has arrived into the value's array, allocated once: the bytes are copied once
+    // and the cumulation buffer does not grow with the value.
+    private boolean decodeValue(ByteBuf in) {
+        if (value == null) {
+            if (in.readableBytes() < length) {
+                claim(holding(in)); // the array will outlive this read: claim it before allocating
+            }
+            value = new byte[(int) length];
+        }
+        int n = (int) Math.min(in.readableBytes(), length - filled);
+        in.readBytes(value, filled, n);
+        filled += n;
+        if (filled < length) {
+            return false;
+        }
+        values.add(value);
+        value = null;
+        filled = 0;
+        length = -1;
+        return true;
+    }
+
+    // The request waits for more bytes: claim what it holds, and start its read timeout.
+    private void awaitRest(ChannelHandlerContext ctx, ByteBuf in) {
+        claim(holding(in));
+        if (partial) {
+            return;
+        }
+        partial = true;
+        partialSince = System.nanoTime();
+        if (readTimeoutNanos > 0 && timer == null) {
+            scheduleReadTimeout(ctx, readTimeoutNanos);
+        }
+    }
+
+    // What the request in progress holds: its keys and values (a value being received counts in
+    // full, as its array is allocated; a key still arriving counts twice, in the announced bytes
+    // and in the cumulation), plus the cumulation buffer, which is freed once fully read.
+    private long holding(ByteBuf in) {
+        long entries = keys.size() + values.size() + 1L;
+        return requestBytes + entries * ENTRY_OVERHEAD + (in.isReadable() ? in.capacity() : 0);
+    }
+
+    // Adjusts this connection's claim to what its request holds now.
+    private void claim(long bytes) {
+        long more = bytes - claimed;
+        if (more > 0 && !budget.tryClaim(more)) {
+            throw fail(
+                    opcode
+                            + " request would hold "
+                            + bytes
+                            + " bytes while partly received, past the budget of "
+                            + budget.limit()
+                            + " bytes for partial requests ("
+                            + budget.held()
+                            + " held by all connections)");
+        }
+        if (more < 0) {
+            budget.release(-more);
+        }
+        claimed = bytes;
+    }
+
+    // One check per connection at a time: it runs when the oldest partial request it may concern
+    // is due, and reschedules itself for a younger one. Never rescheduled per request.
+    private void scheduleReadTimeout(ChannelHandlerContext ctx, long delayNanos) {
+        timer =
+                ctx.executor()
+                        .schedule(() -> checkReadTimeout(ctx), delayNanos, TimeUnit.NANOSECONDS);
+    }
+
+    private void checkReadTimeout(ChannelHandlerContext ctx) {
+        timer = null;
+        if (!partial || !ctx.channel().isActive()) {
+            return;
+        }
+        long waited = System.nanoTime() - partialSince;
+        if (waited < readTimeoutNanos) {
+            scheduleReadTimeout(ctx, readTimeoutNanos - waited);
+            return;
+        }
+        ctx.fireExceptionCaught(
+                fail(
+                        opcode
+                                + " request still incomplete after "
+                                + TimeUnit.NANOSECONDS.toMillis(waited)
+                                + " ms (read timeout "
+                                + TimeUnit.NANOSECONDS.toMillis(readTimeoutNanos)
+                                + " ms)"));
     }
 
     private StoreCodecException fail(String message) {
@@ -222,6 +371,13 @@ public final class StoreRequestDecoder extends ByteToMessageDecoder {
     }
 
     private void reset() {
+        if (claimed > 0) {
+            budget.release(claimed);
+            claimed = 0;
+        }
+        partial = false;
+        value = null;
+        filled = 0;
         state = State.OPCODE;
         opcode = null;
         field = 0;

@@ -160,8 +160,7 @@ final class StoreResponseDecoder extends ByteToMessageDecoder {
         }
         PendingCall call;
         while ((call = pending.poll()) != null) {
-            call.future.completeExceptionally(
-                    new StoreException(call.description + ": " + failure.getMessage(), failure));
+            call.fail(failure);
         }
     }
 }

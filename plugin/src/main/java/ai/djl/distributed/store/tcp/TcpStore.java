@@ -1,5 +1,7 @@
 package ai.djl.distributed.store.tcp;
 
+import static ai.djl.distributed.store.tcp.WireKeys.toWire;
+
 import ai.djl.distributed.store.Store;
 import ai.djl.distributed.store.StoreException;
 import ai.djl.distributed.store.StoreTimeoutException;
@@ -7,7 +9,6 @@ import ai.djl.distributed.store.Stores;
 import ai.djl.distributed.store.tcp.PendingCall.Reply;
 import ai.djl.distributed.store.tcp.PendingCall.WaitResult;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -48,7 +49,7 @@ public final class TcpStore implements Store {
         this.host = b.host;
         TcpStoreServer started = null;
         if (b.server) {
-            started = SharedServers.acquire(b.host, b.port, b.multiTenant, b.serverIoThreads);
+            started = SharedServers.acquire(b.host, b.port, b.multiTenant, b.serverOptions);
         }
         this.server = started;
         this.port = started != null ? started.getPort() : b.port;
@@ -149,13 +150,13 @@ public final class TcpStore implements Store {
     @Override
     public void set(String key, byte[] value) {
         Stores.checkValue("value", value);
-        call(request(StoreOpcode.SET, List.of(wire(key)), List.of(value)), Reply.NONE);
+        call(request(StoreOpcode.SET, List.of(toWire(key)), List.of(value)), Reply.NONE);
     }
 
     /** {@inheritDoc} */
     @Override
     public byte[] get(String key) {
-        String wireKey = wire(key);
+        String wireKey = toWire(key);
         lockConnection();
         try {
             // As PyTorch's client: WAIT first, so the GET never misses.
@@ -173,7 +174,7 @@ public final class TcpStore implements Store {
     /** {@inheritDoc} */
     @Override
     public long add(String key, long delta) {
-        return rawAdd(wire(key), delta);
+        return rawAdd(toWire(key), delta);
     }
 
     private long rawAdd(String wireKey, long delta) {
@@ -192,7 +193,7 @@ public final class TcpStore implements Store {
                 call(
                         request(
                                 StoreOpcode.COMPARE_SET,
-                                List.of(wire(key)),
+                                List.of(toWire(key)),
                                 List.of(expected, desired)),
                         Reply.BYTES);
     }
@@ -202,7 +203,7 @@ public final class TcpStore implements Store {
     public boolean deleteKey(String key) {
         return (Long)
                         call(
-                                request(StoreOpcode.DELETE_KEY, List.of(wire(key)), List.of()),
+                                request(StoreOpcode.DELETE_KEY, List.of(toWire(key)), List.of()),
                                 Reply.I64)
                 > 0;
     }
@@ -210,14 +211,14 @@ public final class TcpStore implements Store {
     /** {@inheritDoc} */
     @Override
     public boolean check(List<String> keys) {
-        int reply = (Integer) call(request(StoreOpcode.CHECK, wire(keys), List.of()), Reply.U8);
+        int reply = (Integer) call(request(StoreOpcode.CHECK, toWire(keys), List.of()), Reply.U8);
         return reply == StoreProtocol.CHECK_READY;
     }
 
     /** {@inheritDoc} */
     @Override
     public void waitFor(List<String> keys, Duration timeout) {
-        List<String> wireKeys = wire(keys);
+        List<String> wireKeys = toWire(keys);
         Stores.checkTimeout(timeout);
         lockConnection();
         try {
@@ -256,14 +257,14 @@ public final class TcpStore implements Store {
     @Override
     public void append(String key, byte[] value) {
         Stores.checkValue("value", value);
-        call(request(StoreOpcode.APPEND, List.of(wire(key)), List.of(value)), Reply.NONE);
+        call(request(StoreOpcode.APPEND, List.of(toWire(key)), List.of(value)), Reply.NONE);
     }
 
     /** {@inheritDoc} */
     @Override
     @SuppressWarnings("unchecked")
     public List<byte[]> multiGet(List<String> keys) {
-        List<String> wireKeys = wire(keys);
+        List<String> wireKeys = toWire(keys);
         lockConnection();
         try {
             waitLocked(keys, wireKeys, timeout);
@@ -281,7 +282,7 @@ public final class TcpStore implements Store {
     /** {@inheritDoc} */
     @Override
     public void multiSet(List<String> keys, List<byte[]> values) {
-        List<String> wireKeys = wire(keys);
+        List<String> wireKeys = toWire(keys);
         Stores.checkSameSize(keys, values);
         call(request(StoreOpcode.MULTI_SET, wireKeys, values), Reply.NONE);
     }
@@ -296,13 +297,13 @@ public final class TcpStore implements Store {
     @Override
     public void queuePush(String key, byte[] value) {
         Stores.checkValue("value", value);
-        call(request(StoreOpcode.QUEUE_PUSH, List.of(wire(key)), List.of(value)), Reply.NONE);
+        call(request(StoreOpcode.QUEUE_PUSH, List.of(toWire(key)), List.of(value)), Reply.NONE);
     }
 
     /** {@inheritDoc} */
     @Override
     public byte[] queuePop(String key) {
-        String wireKey = wire(key);
+        String wireKey = toWire(key);
         Duration limit = timeout;
         long deadline = Stores.deadline(limit);
         lockConnection();
@@ -339,7 +340,7 @@ public final class TcpStore implements Store {
         byte[][] popped =
                 (byte[][])
                         call(
-                                request(StoreOpcode.QUEUE_POP, List.of(wire(key)), List.of()),
+                                request(StoreOpcode.QUEUE_POP, List.of(toWire(key)), List.of()),
                                 Reply.QUEUE_POP);
         return popped.length == 1 ? Optional.of(popped[0]) : Optional.empty();
     }
@@ -348,7 +349,7 @@ public final class TcpStore implements Store {
     @Override
     public long queueLength(String key) {
         return (Long)
-                call(request(StoreOpcode.QUEUE_LEN, List.of(wire(key)), List.of()), Reply.I64);
+                call(request(StoreOpcode.QUEUE_LEN, List.of(toWire(key)), List.of()), Reply.I64);
     }
 
     /** {@inheritDoc} */
@@ -430,21 +431,6 @@ public final class TcpStore implements Store {
         return new StoreRequest(op, keys, values);
     }
 
-    // User key -> the raw bytes PyTorch's client sends ("/" + UTF-8), held in an ISO-8859-1 string.
-    private static String wire(String key) {
-        byte[] utf8 =
-                (StoreProtocol.KEY_PREFIX + Stores.checkKey(key)).getBytes(StandardCharsets.UTF_8);
-        return new String(utf8, StandardCharsets.ISO_8859_1);
-    }
-
-    private static List<String> wire(List<String> keys) {
-        List<String> out = new ArrayList<>(Stores.checkKeys(keys).size());
-        for (String key : keys) {
-            out.add(wire(key));
-        }
-        return out;
-    }
-
     private static boolean isWildcard(String host) {
         return host.equals("0.0.0.0") || host.equals("::") || host.equals("[::]");
     }
@@ -469,8 +455,7 @@ public final class TcpStore implements Store {
         private boolean server;
         private boolean waitForWorkers = true;
         private boolean multiTenant;
-        private int serverIoThreads =
-                Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
+        private final TcpStoreServer.Builder serverOptions = TcpStoreServer.builder();
         private Duration timeout = DEFAULT_TIMEOUT;
 
         Builder() {}
@@ -551,7 +536,31 @@ public final class TcpStore implements Store {
          * @return this builder
          */
         public Builder optServerIoThreads(int threads) {
-            this.serverIoThreads = threads;
+            serverOptions.optIoThreads(threads);
+            return this;
+        }
+
+        /**
+         * Sets the memory that partly received requests may hold in a server this instance starts;
+         * default 256 MiB. See {@link TcpStoreServer.Builder#optMaxPartialRequestBytes}.
+         *
+         * @param bytes at least the server's request limit (64 MiB)
+         * @return this builder
+         */
+        public Builder optServerMaxPartialRequestBytes(long bytes) {
+            serverOptions.optMaxPartialRequestBytes(bytes);
+            return this;
+        }
+
+        /**
+         * Sets how long one request may stay partly received in a server this instance starts;
+         * default 30 s. See {@link TcpStoreServer.Builder#optReadTimeout}.
+         *
+         * @param readTimeout a positive duration
+         * @return this builder
+         */
+        public Builder optServerReadTimeout(Duration readTimeout) {
+            serverOptions.optReadTimeout(readTimeout);
             return this;
         }
 
@@ -588,10 +597,7 @@ public final class TcpStore implements Store {
                                 + worldSize
                                 + " (expected: at least 1; TCPStore world size cannot be 0)");
             }
-            if (serverIoThreads < 1) {
-                throw new IllegalArgumentException(
-                        "serverIoThreads: " + serverIoThreads + " (expected: at least 1)");
-            }
+            serverOptions.validateLimits();
             Stores.checkTimeout(timeout);
             return new TcpStore(this);
         }

@@ -14,6 +14,7 @@ import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.GlobalEventExecutor;
 
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -22,7 +23,11 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Limits on key size, request size and key count close a connection that exceeds them, with a
  * logged reason, so a hostile or broken client cannot exhaust the server's memory or disturb the
- * other clients. {@link #close()} stops the server and drops every connection; it is idempotent.
+ * other clients. So do two limits on requests that arrive slowly: the memory that partly received
+ * requests hold across all connections ({@link Builder#optMaxPartialRequestBytes}), and how long
+ * one request may stay partly received ({@link Builder#optReadTimeout}). A connection idle between
+ * requests, or blocked in a WAIT, holds nothing and is never timed out. {@link #close()} stops the
+ * server and drops every connection; it is idempotent.
  *
  * <p>Most users get a server through {@link TcpStore.Builder#optServer(boolean)}; this class is for
  * a standalone server ({@code bin/djl-dist store-server}).
@@ -30,6 +35,7 @@ import java.util.concurrent.TimeUnit;
 public final class TcpStoreServer implements AutoCloseable {
 
     private final StoreState state = new StoreState();
+    private final PartialRequestBudget budget;
     // every client connection, so close() can end them all before the loops stop
     private final ChannelGroup clients = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
     private final EventLoopGroup workers;
@@ -38,6 +44,7 @@ public final class TcpStoreServer implements AutoCloseable {
     private volatile boolean closed;
 
     private TcpStoreServer(Builder builder) {
+        budget = new PartialRequestBudget(builder.maxPartialRequestBytes);
         workers = NettyTransport.newGroup(builder.ioThreads, "djl-store-server");
         try {
             ServerBootstrap bootstrap =
@@ -63,7 +70,9 @@ public final class TcpStoreServer implements AutoCloseable {
                                                             new StoreRequestDecoder(
                                                                     builder.maxKeyBytes,
                                                                     builder.maxRequestBytes,
-                                                                    builder.maxKeys))
+                                                                    builder.maxKeys,
+                                                                    budget,
+                                                                    builder.readTimeout))
                                                     .addLast(
                                                             new StoreServerHandler(
                                                                     state,
@@ -132,6 +141,16 @@ public final class TcpStoreServer implements AutoCloseable {
     }
 
     /**
+     * Returns the memory that partly received requests hold now, across all connections: what the
+     * {@link Builder#optMaxPartialRequestBytes budget} counts. Never above the budget.
+     *
+     * @return the bytes held, 0 when every connection is between requests
+     */
+    public long partialRequestBytes() {
+        return budget.held();
+    }
+
+    /**
      * Returns whether the server has been closed.
      *
      * @return {@code true} after {@link #close()}
@@ -174,6 +193,8 @@ public final class TcpStoreServer implements AutoCloseable {
         private int maxKeyBytes = StoreProtocol.DEFAULT_MAX_KEY_BYTES;
         private long maxRequestBytes = StoreProtocol.DEFAULT_MAX_REQUEST_BYTES;
         private int maxKeys = StoreProtocol.DEFAULT_MAX_KEYS;
+        private long maxPartialRequestBytes = StoreProtocol.DEFAULT_MAX_PARTIAL_REQUEST_BYTES;
+        private Duration readTimeout = StoreProtocol.DEFAULT_READ_TIMEOUT;
 
         Builder() {}
 
@@ -255,6 +276,34 @@ public final class TcpStoreServer implements AutoCloseable {
         }
 
         /**
+         * Sets the most memory that partly received requests may hold together, across all
+         * connections; default 256 MiB. A request that spans several reads holds its keys, its
+         * values (a value counts in full from its length on) and the bytes of a field still
+         * arriving. A connection whose request would take the total past this budget is closed,
+         * with a WARN naming it, the bytes and the budget; the others are unaffected.
+         *
+         * @param maxPartialRequestBytes at least the {@link #optMaxRequestBytes request limit}
+         * @return this builder
+         */
+        public Builder optMaxPartialRequestBytes(long maxPartialRequestBytes) {
+            this.maxPartialRequestBytes = maxPartialRequestBytes;
+            return this;
+        }
+
+        /**
+         * Sets how long one request may stay partly received, from the moment it first waits for
+         * more bytes; default 30 s. A connection whose request is still incomplete then is closed,
+         * with a WARN. Connections idle between requests, or blocked in a WAIT, are never closed.
+         *
+         * @param readTimeout a positive duration
+         * @return this builder
+         */
+        public Builder optReadTimeout(Duration readTimeout) {
+            this.readTimeout = readTimeout;
+            return this;
+        }
+
+        /**
          * Validates the settings and starts the server.
          *
          * @return the listening server
@@ -269,12 +318,34 @@ public final class TcpStoreServer implements AutoCloseable {
             if (port < 0 || port > 65535) {
                 throw new IllegalArgumentException("port: " + port + " (expected: 0 to 65535)");
             }
+            validateLimits();
+            return new TcpStoreServer(this);
+        }
+
+        /**
+         * Checks every setting but the address, for {@link TcpStore.Builder#build()}.
+         *
+         * @throws IllegalArgumentException if a setting is out of range
+         */
+        void validateLimits() {
             checkPositive("ioThreads", ioThreads);
             checkPositive("backlog", backlog);
             checkPositive("maxKeyBytes", maxKeyBytes);
             checkPositive("maxRequestBytes", maxRequestBytes);
             checkPositive("maxKeys", maxKeys);
-            return new TcpStoreServer(this);
+            if (maxPartialRequestBytes < maxRequestBytes) {
+                // the largest requests could never be received
+                throw new IllegalArgumentException(
+                        "maxPartialRequestBytes: "
+                                + maxPartialRequestBytes
+                                + " (expected: at least maxRequestBytes, "
+                                + maxRequestBytes
+                                + ")");
+            }
+            if (readTimeout == null || readTimeout.isZero() || readTimeout.isNegative()) {
+                throw new IllegalArgumentException(
+                        "readTimeout: " + readTimeout + " (expected: a positive duration)");
+            }
         }
 
         private static void checkPositive(String name, long value) {

@@ -49,6 +49,11 @@ final class RawClient implements AutoCloseable {
         return this;
     }
 
+    RawClient flush() throws IOException {
+        out.flush();
+        return this;
+    }
+
     RawClient validate() throws IOException {
         return u8(0).u32(StoreProtocol.MAGIC);
     }

@@ -265,4 +265,69 @@ class StoreCodecTest {
         assertNull(ch.readInbound());
         assertFalse(ch.finish());
     }
+
+    private static EmbeddedChannel validated(PartialRequestBudget budget) {
+        EmbeddedChannel ch =
+                new EmbeddedChannel(new StoreRequestDecoder(64, 1 << 20, 8, budget, null));
+        ch.writeInbound(Unpooled.wrappedBuffer(VALIDATE));
+        assertEquals(StoreOpcode.VALIDATE, ((StoreRequest) ch.readInbound()).opcode());
+        return ch;
+    }
+
+    private static final byte[] LARGE_SET =
+            new Wire().u8(1).str("/k").bytes(new byte[100_000]).get();
+
+    @Test
+    void aPartialRequestClaimsFromTheBudgetUntilItCompletes() {
+        PartialRequestBudget budget = new PartialRequestBudget(1 << 20);
+        EmbeddedChannel ch = validated(budget);
+        assertEquals(0, budget.held());
+        ch.writeInbound(Unpooled.wrappedBuffer(LARGE_SET, 0, 1000));
+        assertNull(ch.readInbound());
+        // the value's array is allocated once its length is in: the claim covers all of it
+        assertTrue(budget.held() >= 100_000 && budget.held() < 110_000, "" + budget.held());
+        for (int at = 1000; at < LARGE_SET.length; at += 7000) {
+            ch.writeInbound(
+                    Unpooled.wrappedBuffer(LARGE_SET, at, Math.min(7000, LARGE_SET.length - at)));
+        }
+        StoreRequest set = ch.readInbound();
+        assertSame(
+                new StoreRequest(StoreOpcode.SET, List.of("/k"), List.of(new byte[100_000])), set);
+        assertEquals(0, budget.held());
+        assertFalse(ch.finish());
+    }
+
+    @Test
+    void aRequestPastTheSharedBudgetFailsOnlyItsConnection() {
+        PartialRequestBudget budget = new PartialRequestBudget(150_000);
+        EmbeddedChannel first = validated(budget);
+        EmbeddedChannel second = validated(budget);
+        first.writeInbound(Unpooled.wrappedBuffer(LARGE_SET, 0, 1000));
+        long held = budget.held();
+        DecoderException e =
+                assertThrows(
+                        DecoderException.class,
+                        () -> second.writeInbound(Unpooled.wrappedBuffer(LARGE_SET, 0, 1000)));
+        assertTrue(e.getMessage().contains("past the budget of 150000 bytes"), e.getMessage());
+        assertEquals(held, budget.held()); // the refused request claimed nothing
+        first.writeInbound(Unpooled.wrappedBuffer(LARGE_SET, 1000, LARGE_SET.length - 1000));
+        assertEquals(StoreOpcode.SET, ((StoreRequest) first.readInbound()).opcode());
+        assertEquals(0, budget.held());
+        assertFalse(first.finish());
+        second.finishAndReleaseAll();
+    }
+
+    @Test
+    void aConnectionClosedMidRequestGivesItsClaimBack() {
+        PartialRequestBudget budget = new PartialRequestBudget(1 << 20);
+        EmbeddedChannel ch = validated(budget);
+        // a MULTI_SET cut off after its first value: keys and values decoded so far are held too
+        byte[] multiSet =
+                new Wire().u8(11).i64(2).str("/a").bytes(new byte[5000]).str("/b").i64(9).get();
+        ch.writeInbound(Unpooled.wrappedBuffer(multiSet));
+        assertTrue(budget.held() >= 5000, "" + budget.held());
+        ch.close();
+        assertEquals(0, budget.held());
+        assertNull(ch.readInbound());
+    }
 }

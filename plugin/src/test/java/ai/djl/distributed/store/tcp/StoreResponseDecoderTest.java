@@ -29,7 +29,9 @@ class StoreResponseDecoderTest {
             new EmbeddedChannel(new StoreResponseDecoder(pending, "test:1"));
 
     private PendingCall expect(Reply reply, int count) {
-        PendingCall call = new PendingCall(reply, count, reply.toString());
+        // the query only names the call in failure messages
+        StoreRequest query = new StoreRequest(StoreOpcode.GET, List.of("/k"), List.of());
+        PendingCall call = new PendingCall(reply, count, query);
         pending.add(call);
         return call;
     }

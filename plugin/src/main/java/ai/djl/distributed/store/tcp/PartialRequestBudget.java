@@ -1,0 +1,72 @@
+package ai.djl.distributed.store.tcp;
+
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The memory that partly received requests may hold across all connections of one {@link
+ * TcpStoreServer}. Each connection's decoder claims what its unfinished request holds before it
+ * waits for more bytes and gives it back when the request completes or the connection ends; a claim
+ * that would pass the limit is refused, and that connection alone is closed.
+ *
+ * <p>Thread-safe: one atomic counter, touched only when a request spans several reads (a request
+ * that arrives whole never claims anything), so the event loops do not contend on it.
+ */
+final class PartialRequestBudget {
+
+    private final long limit;
+    private final AtomicLong held = new AtomicLong();
+
+    /**
+     * Creates a budget.
+     *
+     * @param limit the most bytes partial requests may hold together
+     */
+    PartialRequestBudget(long limit) {
+        this.limit = limit;
+    }
+
+    /**
+     * Claims bytes, unless that would take the total over the limit.
+     *
+     * @param bytes a positive amount
+     * @return {@code true} if claimed; {@code false} (nothing claimed) if over the limit
+     */
+    boolean tryClaim(long bytes) {
+        // a strict check (compare-and-set) so the total never passes the limit, even briefly
+        long current;
+        do {
+            current = held.get();
+            if (bytes > limit - current) {
+                return false;
+            }
+        } while (!held.compareAndSet(current, current + bytes));
+        return true;
+    }
+
+    /**
+     * Gives back bytes claimed earlier.
+     *
+     * @param bytes a positive amount, at most what the caller claimed
+     */
+    void release(long bytes) {
+        held.addAndGet(-bytes);
+    }
+
+    /**
+     * Returns the bytes claimed now.
+     *
+     * @return the total held by partial requests
+     */
+    long held() {
+        return held.get();
+    }
+
+    /**
+     * Returns the limit.
+     *
+     * @return the most bytes partial requests may hold together
+     */
+    long limit() {
+        return limit;
+    }
+}

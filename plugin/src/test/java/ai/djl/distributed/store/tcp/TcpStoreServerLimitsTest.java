@@ -1,0 +1,249 @@
+package ai.djl.distributed.store.tcp;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+
+/**
+ * Slow and large senders against the server's budget on partial requests and its read timeout,
+ * while a healthy client works: the attackers are closed, the memory they hold stays within the
+ * budget and is given back, and every operation of the healthy client succeeds.
+ */
+@Timeout(120)
+class TcpStoreServerLimitsTest {
+
+    private static final int MIB = 1 << 20;
+
+    /** Samples what the server holds in partial requests, keeping the largest figure seen. */
+    private static final class Sampler implements AutoCloseable {
+        private final AtomicLong max = new AtomicLong();
+        private final AtomicBoolean stop = new AtomicBoolean();
+        private final Thread thread;
+
+        Sampler(TcpStoreServer server) {
+            thread =
+                    new Thread(
+                            () -> {
+                                while (!stop.get()) {
+                                    max.accumulateAndGet(server.partialRequestBytes(), Math::max);
+                                    LockSupport.parkNanos(100_000);
+                                }
+                            },
+                            "sampler");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        long max() {
+            return max.get();
+        }
+
+        @Override
+        public void close() {
+            stop.set(true);
+            try {
+                thread.join(10_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private static void waitUntil(BooleanSupplier condition, Duration limit, String what)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + limit.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError("not within " + limit + ": " + what);
+            }
+            Thread.sleep(10);
+        }
+    }
+
+    // Each sender's closedWithin, all waited for at once so open ones cost one wait, not one each.
+    private static List<Boolean> closedWithin(List<SlowSender> senders, Duration limit)
+            throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(senders.size());
+        try {
+            List<Future<Boolean>> closed = new ArrayList<>();
+            for (SlowSender s : senders) {
+                closed.add(pool.submit(() -> s.closedWithin(limit)));
+            }
+            List<Boolean> out = new ArrayList<>();
+            for (Future<Boolean> f : closed) {
+                out.add(f.get(limit.toMillis() + 30_000, TimeUnit.MILLISECONDS));
+            }
+            return out;
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    private static void closeAll(List<SlowSender> senders) throws IOException {
+        for (SlowSender s : senders) {
+            s.close();
+        }
+    }
+
+    @Test
+    void connectionsPastTheBudgetAreClosedAndTheRestIsGivenBack() throws Exception {
+        int budget = 4 * MIB;
+        int attackers = 10;
+        try (TcpStoreServer server =
+                        TcpStoreServer.builder()
+                                .optHost("127.0.0.1")
+                                .optMaxRequestBytes(2 * MIB)
+                                .optMaxPartialRequestBytes(budget)
+                                .optReadTimeout(Duration.ofMinutes(5)) // only the budget acts
+                                .build();
+                Sampler sampler = new Sampler(server);
+                HealthyClient healthy = new HealthyClient(server.getPort())) {
+            List<SlowSender> senders = new ArrayList<>();
+            try {
+                for (int i = 0; i < attackers; ++i) {
+                    // half of a 1 MiB value: the server holds the value's whole array meanwhile
+                    senders.add(SlowSender.partialSet(server.getPort(), MIB, MIB / 2));
+                }
+                List<Boolean> closed = closedWithin(senders, Duration.ofSeconds(5));
+                long open = closed.stream().filter(c -> !c).count();
+                // every open sender holds at least its 1 MiB: at most 4 fit, and surely the first
+                assertTrue(open >= 1 && open <= budget / MIB, open + " senders left open");
+                assertTrue(
+                        server.partialRequestBytes() >= open * MIB,
+                        server.partialRequestBytes() + " bytes held by " + open + " senders");
+            } finally {
+                closeAll(senders);
+            }
+            waitUntil(
+                    () -> server.partialRequestBytes() == 0,
+                    Duration.ofSeconds(20),
+                    "partial requests give their memory back, " + server.partialRequestBytes());
+            System.out.println("budget: " + healthy.finish());
+            assertTrue(sampler.max() <= budget, sampler.max() + " bytes held");
+            assertTrue(sampler.max() >= MIB, sampler.max() + " bytes held");
+        }
+    }
+
+    @Test
+    void requestsIncompleteForTheReadTimeoutAreClosedButIdleConnectionsAreNot() throws Exception {
+        Duration timeout = Duration.ofSeconds(1);
+        try (TcpStoreServer server =
+                        TcpStoreServer.builder()
+                                .optHost("127.0.0.1")
+                                .optReadTimeout(timeout)
+                                .build();
+                TcpStore idleClient =
+                        TcpStore.builder()
+                                .setHost("127.0.0.1")
+                                .setPort(server.getPort())
+                                .optTimeout(Duration.ofSeconds(20))
+                                .build();
+                RawClient idle = new RawClient(server.getPort());
+                RawClient waiting = new RawClient(server.getPort());
+                RawClient punctual = new RawClient(server.getPort());
+                HealthyClient healthy = new HealthyClient(server.getPort())) {
+            long idleSince = System.nanoTime();
+            idle.validate().flush();
+            waiting.validate().u8(6).i64(1).str("/later"); // a WAIT blocked until the end
+            assertEquals(-1, waiting.readWithin(1));
+            List<SlowSender> senders = new ArrayList<>();
+            try {
+                senders.add(SlowSender.partialSet(server.getPort(), MIB, 1000));
+                senders.add(SlowSender.partialHeader(server.getPort()));
+                // bytes keep coming, but the request never completes
+                senders.add(
+                        SlowSender.partialSet(server.getPort(), MIB, 10)
+                                .trickle(Duration.ofMillis(50)));
+                // meanwhile: requests that each take a tenth of the timeout, in a row for longer
+                // than the timeout, are all served
+                punctual.validate();
+                for (int i = 0; i < 15; ++i) {
+                    punctual.u8(1).i64(4).flush(); // SET, its key's length
+                    Thread.sleep(50);
+                    punctual.u8('/').u8('p').u8('0' + i / 10).u8('0' + i % 10).i64(2).flush();
+                    Thread.sleep(50);
+                    punctual.u8('o').u8('k' - i % 2); // value "ok" or "oj", sent with the next
+                }
+                punctual.u8(3).str("/p13"); // GET
+                assertEquals("oj", punctual.readString());
+                punctual.u8(3).str("/p14");
+                assertEquals("ok", punctual.readString());
+                List<Boolean> closed = closedWithin(senders, Duration.ofSeconds(20));
+                for (int i = 0; i < senders.size(); ++i) {
+                    assertTrue(closed.get(i), "sender " + i + " still open");
+                    // never before the timeout, counted from when its request began
+                    long ms = senders.get(i).millisSinceStart();
+                    assertTrue(ms >= timeout.toMillis() * 9 / 10, "sender " + i + " after " + ms);
+                }
+            } finally {
+                closeAll(senders);
+            }
+            // idle twice the timeout and more: still served
+            long idleFor = 2 * timeout.toNanos() + TimeUnit.MILLISECONDS.toNanos(500);
+            waitUntil(() -> System.nanoTime() - idleSince > idleFor, timeout.multipliedBy(4), "");
+            idle.u8(13).u32(7); // PING
+            assertEquals(7, idle.readU32());
+            idleClient.set("later", "now"); // wakes the WAIT
+            assertEquals(StoreProtocol.STOP_WAITING, waiting.readU8());
+            assertEquals("now", idleClient.getString("later"));
+            waitUntil(
+                    () -> server.partialRequestBytes() == 0,
+                    Duration.ofSeconds(20),
+                    "partial requests give their memory back, " + server.partialRequestBytes());
+            System.out.println("read timeout: " + healthy.finish());
+        }
+    }
+
+    @Test
+    void builderChecksTheLimits() {
+        IllegalArgumentException e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () ->
+                                TcpStoreServer.builder()
+                                        .optMaxRequestBytes(8 * MIB)
+                                        .optMaxPartialRequestBytes(4 * MIB)
+                                        .build());
+        assertTrue(
+                e.getMessage()
+                        .contains(
+                                "maxPartialRequestBytes: 4194304 (expected: at least"
+                                        + " maxRequestBytes, 8388608)"),
+                e.getMessage());
+        e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> TcpStoreServer.builder().optReadTimeout(Duration.ZERO).build());
+        assertTrue(e.getMessage().contains("readTimeout: PT0S"), e.getMessage());
+        // the same checks when a TcpStore starts the server
+        TcpStore.Builder serving =
+                TcpStore.builder().setHost("127.0.0.1").setPort(0).optServer(true);
+        e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> serving.optServerMaxPartialRequestBytes(MIB).build());
+        assertTrue(e.getMessage().startsWith("maxPartialRequestBytes: 1048576"), e.getMessage());
+        serving.optServerMaxPartialRequestBytes(StoreProtocol.DEFAULT_MAX_PARTIAL_REQUEST_BYTES);
+        e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> serving.optServerReadTimeout(Duration.ofSeconds(-1)).build());
+        assertTrue(e.getMessage().startsWith("readTimeout: PT-1S"), e.getMessage());
+    }
+}
