@@ -98,6 +98,28 @@ public final class Distributed {
         return getWorldGroup().getBackendName();
     }
 
+    /**
+     * Runs a monitored barrier on the world with its timeout, naming the first missing rank; see
+     * {@link ProcessGroup#monitoredBarrier(Duration, boolean)}.
+     *
+     * @throws IllegalStateException if the world is not initialised
+     */
+    public static void monitoredBarrier() {
+        getWorldGroup().monitoredBarrier();
+    }
+
+    /**
+     * Runs a monitored barrier on the world, as {@code torch.distributed.monitored_barrier(timeout,
+     * wait_all_ranks)}; see {@link ProcessGroup#monitoredBarrier(Duration, boolean)}.
+     *
+     * @param timeout how long rank 0 waits for the others; positive
+     * @param waitAllRanks whether rank 0 names every rank missing, rather than only the first
+     * @throws IllegalStateException if the world is not initialised
+     */
+    public static void monitoredBarrier(Duration timeout, boolean waitAllRanks) {
+        getWorldGroup().monitoredBarrier(timeout, waitAllRanks);
+    }
+
     /** Destroys the world and every group created from it; does nothing if none is initialised. */
     public static synchronized void destroyProcessGroup() {
         if (world != null) {

@@ -84,7 +84,7 @@ final class GroupContext {
     }
 
     private ProcessGroup create(String name, int rank, int[] ranks, Duration timeout) {
-        Store store = new PrefixStore(provider.getNames().get(0), new PrefixStore(name, root));
+        Store store = new PrefixStore(provider.getNames().get(0), groupStore(name));
         Backend backend = provider.create(store, rank, ranks.length, timeout);
         ProcessGroup g = new ProcessGroup(this, name, rank, ranks, backend, timeout);
         synchronized (this) {
@@ -101,6 +101,11 @@ final class GroupContext {
 
     Store store() {
         return userStore;
+    }
+
+    /** Returns a group's own namespace, {@code default_pg/<name>}, which its backend's is under. */
+    Store groupStore(String name) {
+        return new PrefixStore(name, root);
     }
 
     void close(ProcessGroup group) {

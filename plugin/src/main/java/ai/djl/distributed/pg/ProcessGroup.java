@@ -3,6 +3,7 @@ package ai.djl.distributed.pg;
 import ai.djl.distributed.backend.Backend;
 import ai.djl.distributed.backend.CallerWaits;
 import ai.djl.distributed.store.Store;
+import ai.djl.distributed.store.Stores;
 import ai.djl.ndarray.NDArray;
 
 import java.time.Duration;
@@ -44,6 +45,7 @@ public final class ProcessGroup implements AutoCloseable {
     private final Backend backend;
     private final Duration timeout;
     private final ObjectCollectives objects;
+    private final MonitoredBarrier monitoredBarrier;
 
     ProcessGroup(
             GroupContext context,
@@ -60,6 +62,7 @@ public final class ProcessGroup implements AutoCloseable {
         this.backend = backend;
         this.timeout = timeout;
         this.objects = new ObjectCollectives(this);
+        this.monitoredBarrier = new MonitoredBarrier(this, context.groupStore(name));
     }
 
     /**
@@ -519,6 +522,47 @@ public final class ProcessGroup implements AutoCloseable {
      */
     public Work barrierAsync() {
         return run(backend::barrier);
+    }
+
+    /**
+     * Runs {@link #monitoredBarrier(Duration, boolean)} with the group's timeout, naming the first
+     * missing rank.
+     */
+    public void monitoredBarrier() {
+        monitoredBarrier(timeout, false);
+    }
+
+    /**
+     * A barrier that names the ranks that did not reach it, as {@code
+     * torch.distributed.monitored_barrier}: rank 0 waits up to {@code timeout} from its call for
+     * every other rank to arrive, then publishes its verdict. Blocks until then on every rank.
+     *
+     * <p>On failure, rank 0 throws naming the ranks that did not arrive in time (every one with
+     * {@code waitAllRanks}, else the lowest, as PyTorch reports the first) and the timeout; every
+     * other rank, including one that arrives after the verdict, throws naming rank 0's verdict. A
+     * rank that gets no verdict (rank 0 dead, stuck, or not calling) throws naming rank 0 at its
+     * own deadline: twice the timeout plus 2 seconds from its call, since rank 0's deadline counts
+     * from rank 0's call.
+     *
+     * <p>It runs through the group's store, not the backend: it takes no part in the order of
+     * collectives (a rank hung in one simply never arrives), works on every transport and backend,
+     * even after a failed collective has aborted the group, and a failure aborts nothing: the group
+     * stays usable, though the caller usually exits. Every rank of the group must make the same
+     * sequence of monitored barriers (the n-th call of one rank meets the n-th of the others); they
+     * may interleave with collectives freely.
+     *
+     * @param timeout how long rank 0 waits for the others; positive
+     * @param waitAllRanks whether rank 0 names every rank missing, rather than only the first
+     * @throws ai.djl.distributed.backend.CommunicationException if some rank did not arrive in time
+     *     (on rank 0, {@link ai.djl.distributed.backend.CommunicationException#getPeerRank()} is
+     *     the first missing rank; elsewhere it is 0)
+     * @throws ai.djl.distributed.store.StoreException if the store fails
+     */
+    public void monitoredBarrier(Duration timeout, boolean waitAllRanks) {
+        long start = System.nanoTime();
+        Stores.checkTimeout(timeout);
+        context.checkOpen(this);
+        monitoredBarrier.run(start, timeout, waitAllRanks);
     }
 
     /**
