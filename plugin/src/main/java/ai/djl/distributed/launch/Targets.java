@@ -47,6 +47,7 @@ final class Targets {
         m.put("ddp_basics", "ai.djl.distributed.examples.DdpBasics");
         m.put("fsdp_basics", "ai.djl.distributed.examples.FsdpBasics");
         m.put("transformer_basics", "ai.djl.distributed.examples.TransformerBasics");
+        m.put("replica_groups", "ai.djl.distributed.examples.ReplicaGroups");
         return java.util.Collections.unmodifiableMap(m);
     }
 

@@ -182,7 +182,8 @@ class LaunchOptionsTest {
         assertTrue(
                 fails().startsWith(
                                 "missing TARGET (expected: a main class, or one of the examples"
-                                        + " ddp_basics, fsdp_basics, transformer_basics)"));
+                                        + " ddp_basics, fsdp_basics, transformer_basics,"
+                                        + " replica_groups)"));
         assertTrue(fails("--nnodes", "1").startsWith("missing TARGET"));
         assertTrue(
                 fails("--bogus", "1", "x.Main")
@@ -202,6 +203,8 @@ class LaunchOptionsTest {
         assertEquals(
                 "ai.djl.distributed.examples.TransformerBasics",
                 Targets.mainClass("transformer_basics"));
+        assertEquals(
+                "ai.djl.distributed.examples.ReplicaGroups", Targets.mainClass("replica_groups"));
         assertEquals("com.example.Train", Targets.mainClass("com.example.Train"));
         // a class in the default package; whether it exists is checked on the classpath
         assertEquals("ddp_basic", Targets.mainClass("ddp_basic"));
@@ -210,8 +213,8 @@ class LaunchOptionsTest {
                         .getMessage();
         assertEquals(
                 "TARGET: 'ddp-basics' is neither an example nor a class name (expected: one of the"
-                        + " examples ddp_basics, fsdp_basics, transformer_basics, or a class"
-                        + " with public static void main(String[]) on --classpath,"
+                        + " examples ddp_basics, fsdp_basics, transformer_basics, replica_groups,"
+                        + " or a class with public static void main(String[]) on --classpath,"
                         + " $DJL_DIST_CLASSPATH or the launcher's classpath, such as"
                         + " com.example.Train, or Train in the default package)",
                 neither);

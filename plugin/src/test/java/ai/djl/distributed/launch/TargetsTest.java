@@ -88,7 +88,7 @@ class TargetsTest {
     void aNameThatIsNeitherAnExampleNorAMainClassIsRefusedNamingBoth() throws Exception {
         String either =
                 " (expected: one of the examples ddp_basics, fsdp_basics, transformer_basics,"
-                        + " or a class with public static void main(String[]) on"
+                        + " replica_groups, or a class with public static void main(String[]) on"
                         + " --classpath, $DJL_DIST_CLASSPATH or the launcher's classpath, such as"
                         + " com.example.Train, or Train in the default package)\n";
         assertRefused(
