@@ -2,6 +2,7 @@ package ai.djl.distributed.examples;
 
 import java.nio.file.Path;
 import java.util.Locale;
+import java.util.Set;
 
 /**
  * The command line of {@code ddp_basics}: {@code --name value} (or {@code --name=value}) pairs,
@@ -25,6 +26,8 @@ public final class DdpBasicsOptions {
                     "  --overlap         reductions overlap the next forward pass",
                     "  --quiet           no progress bar");
 
+    private static final Set<String> FLAGS = Set.of("--resume", "--quiet", "--overlap");
+
     int epochs = 8;
     int batch = 32;
     int samples = 6000;
@@ -47,58 +50,39 @@ public final class DdpBasicsOptions {
      */
     public static DdpBasicsOptions parse(String... args) {
         DdpBasicsOptions o = new DdpBasicsOptions();
-        for (int i = 0; i < args.length; i++) {
-            String name = args[i];
-            if ("--resume".equals(name)) {
-                o.resume = true;
-                continue;
-            }
-            if ("--quiet".equals(name)) {
-                o.quiet = true;
-                continue;
-            }
-            if ("--overlap".equals(name)) {
-                o.overlap = true;
-                continue;
-            }
-            String value;
-            int eq = name.indexOf('=');
-            if (eq > 0) {
-                value = name.substring(eq + 1);
-                name = name.substring(0, eq);
-            } else if (i + 1 < args.length) {
-                value = args[++i];
-            } else {
-                throw new IllegalArgumentException(name + ": no value (expected: " + name + " X)");
-            }
-            try {
-                switch (name) {
-                    case "--epochs" -> o.epochs = positive(name, Integer.parseInt(value));
-                    case "--batch" -> o.batch = positive(name, Integer.parseInt(value));
-                    case "--samples" -> o.samples = positive(name, Integer.parseInt(value));
-                    case "--lr" -> o.lr = Float.parseFloat(value);
-                    case "--seed" -> o.seed = Integer.parseInt(value);
-                    case "--checkpoint" -> o.checkpoint = Path.of(value);
-                    case "--hook" -> {
-                        o.hook = value.toLowerCase(Locale.ROOT);
-                        if (!o.hook.equals("allreduce") && !o.hook.equals("fp16")) {
-                            throw new IllegalArgumentException(
-                                    "--hook: " + value + " (expected: allreduce or fp16)");
-                        }
-                    }
-                    default ->
-                            throw new IllegalArgumentException(
-                                    "unknown option: " + name + "\n" + USAGE);
-                }
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException(
-                        name + ": " + value + " (expected: a number)", e);
-            }
-        }
+        OptionPairs.parse(args, FLAGS, o::set);
         if (o.resume && o.checkpoint == null) {
             throw new IllegalArgumentException("--resume: no --checkpoint DIR to resume from");
         }
         return o;
+    }
+
+    private void set(String name, String value) {
+        try {
+            switch (name) {
+                case "--resume" -> resume = true;
+                case "--quiet" -> quiet = true;
+                case "--overlap" -> overlap = true;
+                case "--epochs" -> epochs = positive(name, Integer.parseInt(value));
+                case "--batch" -> batch = positive(name, Integer.parseInt(value));
+                case "--samples" -> samples = positive(name, Integer.parseInt(value));
+                case "--lr" -> lr = Float.parseFloat(value);
+                case "--seed" -> seed = Integer.parseInt(value);
+                case "--checkpoint" -> checkpoint = Path.of(value);
+                case "--hook" -> {
+                    hook = value.toLowerCase(Locale.ROOT);
+                    if (!hook.equals("allreduce") && !hook.equals("fp16")) {
+                        throw new IllegalArgumentException(
+                                "--hook: " + value + " (expected: allreduce or fp16)");
+                    }
+                }
+                default ->
+                        throw new IllegalArgumentException(
+                                "unknown option: " + name + "\n" + USAGE);
+            }
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(name + ": " + value + " (expected: a number)", e);
+        }
     }
 
     private static int positive(String name, int v) {

@@ -8,6 +8,7 @@ import ai.djl.distributed.store.HashStore;
 import ai.djl.translate.TranslateException;
 
 import java.io.IOException;
+import java.time.Duration;
 
 /**
  * The process group an example trains in: under a launcher ({@code WORLD_SIZE} set, as {@code
@@ -25,8 +26,17 @@ final class ExampleGroup {
 
     /** Runs {@code body} in the group and tears the group down afterwards, failed or not. */
     static <T> T run(Body<T> body) throws IOException, TranslateException {
+        return run("cpu", ProcessGroups.DEFAULT_TIMEOUT, body);
+    }
+
+    /**
+     * As {@link #run(Body)}, with the group's backend and the bound of its rendezvous and of every
+     * operation.
+     */
+    static <T> T run(String backend, Duration timeout, Body<T> body)
+            throws IOException, TranslateException {
         if (DistributedEnv.fromProcess().get("WORLD_SIZE").isPresent()) {
-            ProcessGroup world = Distributed.initProcessGroup("cpu");
+            ProcessGroup world = Distributed.initProcessGroup(backend, "env://", -1, -1, timeout);
             try {
                 return body.run(world);
             } finally {
@@ -34,8 +44,7 @@ final class ExampleGroup {
             }
         }
         try (HashStore store = new HashStore();
-                ProcessGroup alone =
-                        ProcessGroups.init("cpu", store, 0, 1, ProcessGroups.DEFAULT_TIMEOUT)) {
+                ProcessGroup alone = ProcessGroups.init(backend, store, 0, 1, timeout)) {
             return body.run(alone);
         }
     }

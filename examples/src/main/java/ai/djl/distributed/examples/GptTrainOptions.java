@@ -3,6 +3,7 @@ package ai.djl.distributed.examples;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.Locale;
+import java.util.Set;
 
 /**
  * The command line of the GPT training examples: {@code --name value} (or {@code --name=value})
@@ -68,25 +69,17 @@ public final class GptTrainOptions {
      */
     public static GptTrainOptions parse(String... args) {
         GptTrainOptions o = new GptTrainOptions();
-        for (int i = 0; i < args.length; i++) {
-            String name = args[i];
-            String value;
-            int eq = name.indexOf('=');
-            if (eq > 0) {
-                value = name.substring(eq + 1);
-                name = name.substring(0, eq);
-            } else if (i + 1 < args.length) {
-                value = args[++i];
-            } else {
-                throw new IllegalArgumentException(name + ": missing value\n" + USAGE);
-            }
-            try {
-                o.set(name, value);
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException(
-                        name + ": " + value + " (expected: a number)\n" + USAGE, e);
-            }
-        }
+        OptionPairs.parse(
+                args,
+                Set.of(),
+                (name, value) -> {
+                    try {
+                        o.set(name, value);
+                    } catch (NumberFormatException e) {
+                        throw new IllegalArgumentException(
+                                name + ": " + value + " (expected: a number)\n" + USAGE, e);
+                    }
+                });
         o.check();
         return o;
     }

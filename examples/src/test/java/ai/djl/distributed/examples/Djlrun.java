@@ -11,6 +11,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Runs an example as users run it, {@code bin/djlrun --nproc-per-node N TARGET ...}: a launcher JVM
@@ -18,6 +20,9 @@ import java.util.concurrent.TimeUnit;
  * process killed afterwards.
  */
 final class Djlrun {
+
+    /** The workers' JVM options of {@link #run}: small, quick-starting JVMs. */
+    static final String WORKER_JVM = "-Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1";
 
     private Djlrun() {}
 
@@ -33,18 +38,29 @@ final class Djlrun {
      */
     static Run run(Path dir, int ranks, int seconds, String... targetAndArgs)
             throws IOException, InterruptedException {
-        return runWith(
-                dir,
-                ranks,
-                seconds,
-                "-Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1",
-                targetAndArgs);
+        return runWith(dir, ranks, seconds, WORKER_JVM, targetAndArgs);
     }
 
     /** As {@link #run}, with the workers' JVM options. */
     static Run runWith(
             Path dir, int ranks, int seconds, String workerJvmOptions, String... targetAndArgs)
             throws IOException, InterruptedException {
+        try (Job job = start(dir, ranks, workerJvmOptions, targetAndArgs)) {
+            return job.await(seconds);
+        }
+    }
+
+    /**
+     * Starts the launcher and returns at once, for runs of several jobs side by side.
+     *
+     * @param dir where the combined output goes ({@code out.log})
+     * @param ranks the number of workers
+     * @param workerJvmOptions the workers' JVM options
+     * @param targetAndArgs the example name and its options
+     * @return the running job; closing it kills the launcher and its workers
+     */
+    static Job start(Path dir, int ranks, String workerJvmOptions, String... targetAndArgs)
+            throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> command =
                 new ArrayList<>(
@@ -72,13 +88,71 @@ final class Djlrun {
                                         || k.equals("OMP_NUM_THREADS"));
         Path out = dir.resolve("out.log");
         pb.redirectErrorStream(true).redirectOutput(out.toFile());
-        Process p = pb.start();
-        try {
-            assertTrue(p.waitFor(seconds, TimeUnit.SECONDS), () -> "still running\n" + read(out));
-            return new Run(p.exitValue(), read(out));
-        } finally {
-            p.descendants().forEach(ProcessHandle::destroyForcibly);
-            p.destroyForcibly();
+        return new Job(pb.start(), out);
+    }
+
+    /** A launcher started by {@link #start}; {@link #close()} kills it and every descendant. */
+    static final class Job implements AutoCloseable {
+
+        private final Process process;
+        private final Path out;
+
+        private Job(Process process, Path out) {
+            this.process = process;
+            this.out = out;
+        }
+
+        /**
+         * Waits for the launcher to exit by itself.
+         *
+         * @param seconds the longest wait
+         * @return its exit status and output
+         * @throws AssertionError with the output if it still runs by then
+         */
+        Run await(int seconds) throws InterruptedException {
+            assertTrue(
+                    process.waitFor(seconds, TimeUnit.SECONDS),
+                    () -> "still running after " + seconds + " s\n" + log());
+            return new Run(process.exitValue(), log());
+        }
+
+        /**
+         * Waits for the output to contain a match of a pattern.
+         *
+         * @param pattern what to look for
+         * @param seconds the longest wait
+         * @return the first match
+         * @throws AssertionError with the output if none comes, or the launcher exits first
+         */
+        Matcher awaitMatch(Pattern pattern, int seconds) throws InterruptedException {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+            while (true) {
+                boolean exited = !process.isAlive();
+                Matcher m = pattern.matcher(log());
+                if (m.find()) {
+                    return m;
+                }
+                assertTrue(
+                        !exited && System.nanoTime() - deadline < 0,
+                        () -> "no match of " + pattern + " within " + seconds + " s\n" + log());
+                Thread.sleep(50);
+            }
+        }
+
+        /**
+         * Returns what the launcher and its workers printed so far.
+         *
+         * @return the combined output
+         */
+        String log() {
+            return read(out);
+        }
+
+        /** Kills the launcher and its workers if they still run. */
+        @Override
+        public void close() {
+            process.descendants().forEach(ProcessHandle::destroyForcibly);
+            process.destroyForcibly();
         }
     }
 

@@ -17,8 +17,10 @@ import java.util.Map;
 import java.util.regex.Pattern;
 
 /**
- * What {@code djlrun TARGET} runs: an example's name mapped to its class, or a fully-qualified main
- * class, checked on the workers' classpath before any worker starts.
+ * What {@code djlrun TARGET} runs: an example's name mapped to its class, else the main class of
+ * that name (qualified, or in the default package, as {@code java Train} takes it), checked on the
+ * workers' classpath before any worker starts. An example's name wins over a class of the same
+ * name.
  */
 final class Targets {
 
@@ -30,6 +32,14 @@ final class Targets {
                     "\\p{javaJavaIdentifierStart}\\p{javaJavaIdentifierPart}*"
                             + "(\\.\\p{javaJavaIdentifierStart}\\p{javaJavaIdentifierPart}*)*");
 
+    // What a TARGET may be, for the messages that refuse one.
+    private static final String EITHER =
+            "one of the examples "
+                    + String.join(", ", EXAMPLES.keySet())
+                    + ", or a class with public static void main(String[]) on --classpath,"
+                    + " $DJL_DIST_CLASSPATH or the launcher's classpath, such as com.example.Train,"
+                    + " or Train in the default package";
+
     private Targets() {}
 
     private static Map<String, String> examples() {
@@ -37,32 +47,30 @@ final class Targets {
         m.put("ddp_basics", "ai.djl.distributed.examples.DdpBasics");
         m.put("fsdp_basics", "ai.djl.distributed.examples.FsdpBasics");
         m.put("transformer_basics", "ai.djl.distributed.examples.TransformerBasics");
+        m.put("replica_groups", "ai.djl.distributed.examples.ReplicaGroups");
         return java.util.Collections.unmodifiableMap(m);
     }
 
     /**
-     * Maps a TARGET to its main class.
+     * Maps a TARGET to its main class: an example's class, else the TARGET itself if it is a class
+     * name; {@link #checkMainClass} then looks for it on the workers' classpath.
      *
-     * @param target an example's name or a fully-qualified class name
+     * @param target an example's name, or a class name (qualified, or in the default package)
      * @return the class name
-     * @throws IllegalArgumentException for an unknown example or a name that is not a class name
+     * @throws IllegalArgumentException if the TARGET is neither an example nor a class name
      */
     static String mainClass(String target) {
         String example = EXAMPLES.get(target);
         if (example != null) {
             return example;
         }
-        if (target.indexOf('.') < 0) {
-            throw new IllegalArgumentException(
-                    "TARGET: unknown example '"
-                            + target
-                            + "' (expected one of "
-                            + String.join(", ", EXAMPLES.keySet())
-                            + ", or a fully-qualified main class such as com.example.Train)");
-        }
         if (!CLASS_NAME.matcher(target).matches()) {
             throw new IllegalArgumentException(
-                    "TARGET: '" + target + "' (expected: a fully-qualified class name)");
+                    "TARGET: '"
+                            + target
+                            + "' is neither an example nor a class name (expected: "
+                            + EITHER
+                            + ")");
         }
         return target;
     }
@@ -113,9 +121,10 @@ final class Targets {
         }
         return "TARGET: main class "
                 + className
-                + " not found on the workers' classpath (expected: a class on --classpath,"
-                + " $DJL_DIST_CLASSPATH or the launcher's classpath; or an example: "
-                + String.join(", ", EXAMPLES.keySet())
+                + " not found on the workers' classpath, and '"
+                + target
+                + "' is not an example (expected: "
+                + EITHER
                 + ")";
     }
 

@@ -45,6 +45,8 @@ public final class WorkerMain {
         if (!Modifier.isStatic(main.getModifiers())) {
             throw new IllegalArgumentException(args[0] + ".main(String[]) is not static");
         }
+        // As the java launcher does, run the main of a class that is not public (`class Train`).
+        main.trySetAccessible();
         try {
             main.invoke(null, (Object) Arrays.copyOfRange(args, 1, args.length));
         } catch (InvocationTargetException e) {

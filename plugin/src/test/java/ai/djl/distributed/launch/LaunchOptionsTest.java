@@ -182,7 +182,8 @@ class LaunchOptionsTest {
         assertTrue(
                 fails().startsWith(
                                 "missing TARGET (expected: a main class, or one of the examples"
-                                        + " ddp_basics, fsdp_basics, transformer_basics)"));
+                                        + " ddp_basics, fsdp_basics, transformer_basics,"
+                                        + " replica_groups)"));
         assertTrue(fails("--nnodes", "1").startsWith("missing TARGET"));
         assertTrue(
                 fails("--bogus", "1", "x.Main")
@@ -202,15 +203,21 @@ class LaunchOptionsTest {
         assertEquals(
                 "ai.djl.distributed.examples.TransformerBasics",
                 Targets.mainClass("transformer_basics"));
+        assertEquals(
+                "ai.djl.distributed.examples.ReplicaGroups", Targets.mainClass("replica_groups"));
         assertEquals("com.example.Train", Targets.mainClass("com.example.Train"));
-        String unknown =
-                assertThrows(IllegalArgumentException.class, () -> Targets.mainClass("ddp_basic"))
+        // a class in the default package; whether it exists is checked on the classpath
+        assertEquals("ddp_basic", Targets.mainClass("ddp_basic"));
+        String neither =
+                assertThrows(IllegalArgumentException.class, () -> Targets.mainClass("ddp-basics"))
                         .getMessage();
         assertEquals(
-                "TARGET: unknown example 'ddp_basic' (expected one of ddp_basics, fsdp_basics,"
-                        + " transformer_basics, or a fully-qualified main class such as"
-                        + " com.example.Train)",
-                unknown);
+                "TARGET: 'ddp-basics' is neither an example nor a class name (expected: one of the"
+                        + " examples ddp_basics, fsdp_basics, transformer_basics, replica_groups,"
+                        + " or a class with public static void main(String[]) on --classpath,"
+                        + " $DJL_DIST_CLASSPATH or the launcher's classpath, such as"
+                        + " com.example.Train, or Train in the default package)",
+                neither);
         assertThrows(IllegalArgumentException.class, () -> Targets.mainClass("com.9bad.Main"));
     }
 
@@ -240,9 +247,11 @@ class LaunchOptionsTest {
         assertFalse(run("--help").out.isEmpty());
     }
 
-    private record Result(int status, String out, String err) {}
+    /** How an in-process launcher run ended and what it printed. */
+    record Result(int status, String out, String err) {}
 
-    private static Result run(String... args) {
+    /** Runs the launcher in this JVM with an empty environment, as {@code djlrun args}. */
+    static Result run(String... args) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         int status =
