@@ -13,9 +13,9 @@ import java.util.Optional;
  * <p>It only rewrites keys, both ways: a {@link StoreTimeoutException} names the keys as this
  * store's caller passed them, in this store (whose description shows the prefix); the underlying
  * store's exception, naming the joined keys, is its cause. {@link #numKeys()}, the timeout and
- * {@link #hasExtendedApi()} are the underlying store's. A prefix store made by the constructor
- * does not own the underlying store: {@link #close()} leaves it open; one made by {@link #owning}
- * closes it.
+ * {@link #hasExtendedApi()} are the underlying store's. A prefix store made by the constructor does
+ * not own the underlying store: {@link #close()} leaves it open; one made by {@link #owning} closes
+ * it.
  */
 public final class PrefixStore implements Store {
 

@@ -3,25 +3,41 @@ package ai.djl.distributed.e2e;
 import ai.djl.Device;
 import ai.djl.distributed.pg.Distributed;
 import ai.djl.distributed.pg.ProcessGroup;
+import ai.djl.distributed.pg.ProcessGroups;
 import ai.djl.distributed.pg.ReduceOp;
 import ai.djl.distributed.pg.Work;
+import ai.djl.distributed.rendezvous.Rendezvous;
+import ai.djl.distributed.store.PrefixStore;
+import ai.djl.distributed.store.Store;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDManager;
 import ai.djl.ndarray.types.DataType;
 import ai.djl.ndarray.types.Shape;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A worker of the end-to-end fault suite, run under a real {@code djlrun}: runs its arguments as
- * steps, in order, on the world group it creates first ({@code env://}, the transport from {@code
- * DJL_DIST_TRANSPORT}, the group timeout from {@code FAULT_TIMEOUT_MS}, default 60 s).
+ * steps, in order, on a world group (the transport from {@code DJL_DIST_TRANSPORT}, the group
+ * timeout from {@code FAULT_TIMEOUT_MS}, default 60 s).
+ *
+ * <p>Without {@code group:} steps the worker runs one world, made as users make it ({@code
+ * Distributed.initProcessGroup}), and a failed step ends it: it prints {@code FAILED}, tries one
+ * more all-reduce ({@code NEXT}), and exits 3. With them, each {@code group:NAME} step starts a
+ * scenario: a fresh world on {@code PrefixStore(NAME, store)} of one {@code env://} rendezvous; a
+ * failed step then skips to the next scenario, and the worker exits 3 at the end if any failed.
  *
  * <p>Every line it prints starts with a word the tests look for: {@code PID n}, {@code READY},
- * {@code OK what}, {@code FAILED after MS ms: message} (a step failed; the worker then tries one
- * more all-reduce and prints {@code NEXT after MS ms: message}, waits {@code FAULT_LINGER_MS}
- * (default 0) so that its peers can report before the launcher stops them, and exits 3), {@code
- * DONE}.
+ * {@code OK what}, {@code FAILED scenario after MS ms at EPOCH_MS: exception: message}, {@code NEXT
+ * scenario after MS ms: ...} (or {@code NEXT scenario succeeded}), {@code DONE rank r}.
  *
  * <ul>
  *   <li>{@code allreduce:COUNT}: all-reduces COUNT float32 values, rank r holding {@code r + 1 +
@@ -29,20 +45,46 @@ import java.time.Duration;
  *   <li>{@code loop:COUNT}: prints {@code READY}, then all-reduces COUNT values until that fails;
  *   <li>{@code fail:RANK:CODE}: rank RANK exits with CODE; {@code fail-first:RANK:CODE} only in
  *       attempt 0 (TORCHELASTIC_RESTART_COUNT);
- *   <li>{@code silent:RANK}: rank RANK prints {@code READY} and sleeps far past the group timeout
- *       while the others go on to the next step; {@code late:RANK:MS}: rank RANK sleeps MS first;
+ *   <li>{@code late:RANK:MS}: rank RANK sleeps MS;
  *   <li>{@code mismatch:KIND:COUNT}: an all-reduce of COUNT values where rank 1 differs from the
  *       others in KIND: {@code op} (MAX instead of SUM), {@code size} (one more value) or {@code
  *       type} (float64);
- *   <li>{@code interrupt:MS}: on rank 0, a thread interrupts the main thread MS ms into an
- *       all-reduce that rank 1 never joins (rank 1 sleeps);
+ *   <li>{@code interrupt:MS}: rank 0 waits for an all-reduce and a thread interrupts it after MS
+ *       ms; the other ranks skip the step;
+ *   <li>with a store (in a scenario): {@code port} prints {@code PORT} and the launcher store's
+ *       port; {@code storeops-until:KEY} prints {@code READY}, then sets, reads back and adds on
+ *       the store until KEY exists ({@code OK storeops ROUNDS}); {@code block:KEY} prints {@code
+ *       READY} and waits for KEY.
  * </ul>
  */
 public final class FaultWorker {
 
-    private static final long START = System.nanoTime();
+    /** Counted down once a failure is reported: a SIGTERM from the launcher waits for it. */
+    private static final CountDownLatch REPORTED = new CountDownLatch(1);
+
+    private static final Path OUT =
+            System.getenv("FAULT_OUT") == null
+                    ? null
+                    : Path.of(System.getenv("FAULT_OUT"), "rank" + System.getenv("RANK") + ".log");
 
     private FaultWorker() {}
+
+    /**
+     * Prints a line, and appends it to {@code $FAULT_OUT/rank<RANK>.log} when FAULT_OUT is set: the
+     * launcher relays a worker's output, and a test that kills the launcher reads the file.
+     */
+    private static synchronized void say(String line) {
+        System.out.println(line);
+        System.out.flush();
+        if (OUT != null) {
+            try {
+                Files.writeString(
+                        OUT, line + "\n", StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+    }
 
     /**
      * Runs the steps.
@@ -51,58 +93,126 @@ public final class FaultWorker {
      * @throws Exception if a step fails in a way the suite does not expect
      */
     public static void main(String[] args) throws Exception {
-        System.out.println("PID " + ProcessHandle.current().pid());
-        long timeoutMs = Long.parseLong(System.getenv().getOrDefault("FAULT_TIMEOUT_MS", "60000"));
-        ProcessGroup g =
-                Distributed.initProcessGroup("cpu", "env://", -1, -1, Duration.ofMillis(timeoutMs));
+        // When a peer dies, the launcher stops this worker at once (as torchrun does): a worker
+        // that is failing too gets a few seconds to say how, as a training script logs on SIGTERM.
+        Runtime.getRuntime()
+                .addShutdownHook(
+                        new Thread(
+                                () -> {
+                                    try {
+                                        REPORTED.await(3, TimeUnit.SECONDS);
+                                    } catch (InterruptedException e) {
+                                        Thread.currentThread().interrupt();
+                                    }
+                                }));
+        say("PID " + ProcessHandle.current().pid());
+        Duration timeout =
+                Duration.ofMillis(
+                        Long.parseLong(System.getenv().getOrDefault("FAULT_TIMEOUT_MS", "60000")));
+        boolean scenarios = args.length > 0 && args[0].startsWith("group:");
+        boolean failed = false;
         try (NDManager m = NDManager.newBaseManager(Device.cpu())) {
-            for (String step : args) {
-                long begun = System.nanoTime();
+            if (!scenarios) {
+                ProcessGroup g = Distributed.initProcessGroup("cpu", "env://", -1, -1, timeout);
                 try {
-                    run(step.split(":"), g, m);
-                } catch (RuntimeException e) {
-                    report("FAILED", begun, e);
-                    long next = System.nanoTime();
-                    try {
-                        g.allReduce(m.ones(new Shape(4)));
-                        System.out.println("NEXT succeeded");
-                    } catch (RuntimeException again) {
-                        report("NEXT", next, again);
+                    failed = !runAll(args, 0, args.length, "default", g, m, null);
+                } finally {
+                    Distributed.destroyProcessGroup();
+                }
+                if (failed) {
+                    exit(3);
+                }
+            } else {
+                try (Rendezvous.Result job = Rendezvous.create("env://", -1, -1, timeout)) {
+                    for (int i = 0; i < args.length; ) {
+                        int end = i + 1;
+                        while (end < args.length && !args[end].startsWith("group:")) {
+                            end++;
+                        }
+                        String name = args[i].substring("group:".length());
+                        try (ProcessGroup g =
+                                ProcessGroups.init(
+                                        "cpu",
+                                        new PrefixStore(name, job.store()),
+                                        job.rank(),
+                                        job.worldSize(),
+                                        timeout)) {
+                            failed |= !runAll(args, i + 1, end, name, g, m, job.store());
+                        }
+                        i = end;
                     }
-                    System.out.flush();
-                    Thread.sleep(
-                            Long.parseLong(System.getenv().getOrDefault("FAULT_LINGER_MS", "0")));
-                    Runtime.getRuntime().halt(3);
+                    // No rank exits before every rank is done: a worker that exits non-zero
+                    // makes the launcher stop the others, perhaps mid-scenario.
+                    if (job.store().add("ended", 1) == job.worldSize()) {
+                        job.store().set("all-ended", "");
+                    }
+                    job.store().waitFor(List.of("all-ended"), timeout.multipliedBy(4));
                 }
             }
-            System.out.println("DONE rank " + g.getRank());
-        } finally {
-            Distributed.destroyProcessGroup();
+            say((failed ? "ENDED rank " : "DONE rank ") + System.getenv("RANK"));
         }
+        exit(failed ? 3 : 0);
     }
 
-    private static void report(String word, long since, RuntimeException e) {
+    private static void exit(int code) {
+        System.out.flush();
+        Runtime.getRuntime().halt(code);
+    }
+
+    /** Runs steps {@code [from, to)} on one group; false if one failed (the rest are skipped). */
+    private static boolean runAll(
+            String[] args,
+            int from,
+            int to,
+            String scenario,
+            ProcessGroup g,
+            NDManager m,
+            Store store)
+            throws Exception {
+        for (int i = from; i < to; i++) {
+            long begun = System.nanoTime();
+            try {
+                run(args[i].split(":"), g, m, store);
+            } catch (RuntimeException e) {
+                report("FAILED " + scenario, begun, e);
+                long next = System.nanoTime();
+                try {
+                    g.allReduce(m.ones(new Shape(4)));
+                    say("NEXT " + scenario + " succeeded");
+                } catch (RuntimeException again) {
+                    report("NEXT " + scenario, next, again);
+                }
+                REPORTED.countDown();
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static void report(String what, long since, RuntimeException e) {
         long ms = (System.nanoTime() - since) / 1_000_000;
-        System.out.println(
-                word
+        say(
+                what
                         + " after "
                         + ms
-                        + " ms: "
+                        + " ms at "
+                        + System.currentTimeMillis()
+                        + ": "
                         + e.getClass().getSimpleName()
                         + ": "
                         + e.getMessage());
         System.out.flush();
     }
 
-    private static void run(String[] p, ProcessGroup g, NDManager m) throws Exception {
+    private static void run(String[] p, ProcessGroup g, NDManager m, Store store) throws Exception {
         int rank = g.getRank();
         switch (p[0]) {
             case "allreduce":
                 allReduce(g, m, Integer.parseInt(p[1]));
-                System.out.println("OK allreduce " + p[1]);
+                say("OK allreduce " + p[1]);
                 break;
             case "loop":
-                System.out.println("READY");
+                say("READY");
                 System.out.flush();
                 while (true) {
                     allReduce(g, m, Integer.parseInt(p[1]));
@@ -111,16 +221,9 @@ public final class FaultWorker {
             case "fail-first":
                 boolean first = "0".equals(System.getenv("TORCHELASTIC_RESTART_COUNT"));
                 if (Integer.parseInt(p[1]) == rank && (p[0].equals("fail") || first)) {
-                    System.out.println("EXITING with " + p[2]);
+                    say("EXITING with " + p[2]);
                     System.out.flush();
                     System.exit(Integer.parseInt(p[2]));
-                }
-                break;
-            case "silent":
-                if (Integer.parseInt(p[1]) == rank) {
-                    System.out.println("READY");
-                    System.out.flush();
-                    Thread.sleep(Long.MAX_VALUE);
                 }
                 break;
             case "late":
@@ -132,7 +235,20 @@ public final class FaultWorker {
                 mismatch(g, m, p[1], Integer.parseInt(p[2]));
                 break;
             case "interrupt":
-                interrupt(g, m, Long.parseLong(p[1]));
+                if (rank == 0) {
+                    interrupt(g, m, Long.parseLong(p[1]));
+                }
+                break;
+            case "port":
+                say("PORT " + System.getenv("MASTER_PORT"));
+                break;
+            case "storeops-until":
+                say("OK storeops " + storeOps(store, rank, p[1]));
+                break;
+            case "block":
+                say("READY");
+                System.out.flush();
+                store.get(p[1]);
                 break;
             default:
                 throw new IllegalArgumentException("unknown step: " + String.join(":", p));
@@ -156,6 +272,26 @@ public final class FaultWorker {
         }
     }
 
+    /** Sets, reads back and adds until {@code stop} exists; returns the rounds. */
+    private static long storeOps(Store store, int rank, String stop) {
+        say("READY");
+        System.out.flush();
+        long rounds = 0;
+        while (!store.check(List.of(stop))) {
+            String key = "ops/" + rank + "/" + rounds % 16;
+            String value = "v" + rounds;
+            store.set(key, value);
+            if (!value.equals(store.getString(key))) {
+                throw new AssertionError(key + " did not read back " + value);
+            }
+            if (store.add("ops/count/" + rank, 1) != rounds + 1) {
+                throw new AssertionError("ops/count/" + rank + " is not " + (rounds + 1));
+            }
+            rounds++;
+        }
+        return rounds;
+    }
+
     private static void mismatch(ProcessGroup g, NDManager m, String kind, int count) {
         boolean odd = g.getRank() == 1;
         ReduceOp op = odd && kind.equals("op") ? ReduceOp.MAX : ReduceOp.SUM;
@@ -167,11 +303,6 @@ public final class FaultWorker {
     }
 
     private static void interrupt(ProcessGroup g, NDManager m, long afterMs) throws Exception {
-        if (g.getRank() != 0) {
-            System.out.println("READY");
-            System.out.flush();
-            Thread.sleep(Long.MAX_VALUE);
-        }
         Thread main = Thread.currentThread();
         Thread interrupter =
                 new Thread(
@@ -189,6 +320,7 @@ public final class FaultWorker {
             w.waitFor();
         } finally {
             interrupter.interrupt();
+            interrupter.join();
             Thread.interrupted(); // the next steps run uninterrupted
         }
     }

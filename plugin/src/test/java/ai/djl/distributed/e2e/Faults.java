@@ -7,9 +7,11 @@ import ai.djl.distributed.launch.LauncherProcess;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /** What the fault suite's tests share: launching {@link FaultWorker}s and reading their output. */
 final class Faults {
@@ -33,32 +35,29 @@ final class Faults {
      */
     static LauncherProcess launch(String transport, long timeoutMs, String... args)
             throws IOException {
-        return launch(transport, timeoutMs, 0, args);
+        return launch(Map.of(), transport, timeoutMs, args);
     }
 
     /**
-     * Starts {@code djlrun} with the given transport, group timeout and linger after a failure.
+     * Starts {@code djlrun} with the given transport and group timeout, and more variables, for its
+     * workers.
      *
+     * @param env more variables for the launcher and its workers
      * @param transport {@code DJL_DIST_TRANSPORT}
      * @param timeoutMs the workers' group timeout
-     * @param lingerMs how long a failed worker waits before it exits
      * @param args the launcher's options, target and steps
      * @return the running launcher
      * @throws IOException if it cannot start
      */
-    static LauncherProcess launch(String transport, long timeoutMs, long lingerMs, String... args)
+    static LauncherProcess launch(
+            Map<String, String> env, String transport, long timeoutMs, String... args)
             throws IOException {
         List<String> all = new ArrayList<>(List.of("--jvm-opts", WORKER_JVM));
         all.addAll(List.of(args));
-        return LauncherProcess.start(
-                Map.of(
-                        "DJL_DIST_TRANSPORT",
-                        transport,
-                        "FAULT_TIMEOUT_MS",
-                        Long.toString(timeoutMs),
-                        "FAULT_LINGER_MS",
-                        Long.toString(lingerMs)),
-                all.toArray(new String[0]));
+        Map<String, String> vars = new HashMap<>(env);
+        vars.put("DJL_DIST_TRANSPORT", transport);
+        vars.put("FAULT_TIMEOUT_MS", Long.toString(timeoutMs));
+        return LauncherProcess.start(vars, all.toArray(new String[0]));
     }
 
     /**
@@ -80,6 +79,17 @@ final class Faults {
                         () ->
                                 new AssertionError(
                                         "no " + word + " line of rank " + rank + " in\n" + out));
+    }
+
+    /**
+     * Returns the wall-clock time of a {@code FAILED ... at EPOCH_MS: ...} line.
+     *
+     * @param line the line
+     * @return its time, in milliseconds since the epoch
+     */
+    static long at(String line) {
+        String after = line.substring(line.indexOf(" at ") + 4);
+        return Long.parseLong(after.substring(0, after.indexOf(':')));
     }
 
     /**
@@ -105,20 +115,38 @@ final class Faults {
     }
 
     /**
-     * Asserts that every worker the launcher started has exited, waiting a little for stragglers.
+     * Asserts that every worker the launcher started has exited, within 10 s.
      *
      * @param djlrun the launcher, which has exited
      * @throws InterruptedException if interrupted
      */
     static void assertAllExited(LauncherProcess djlrun) throws InterruptedException {
-        Set<Long> pids = djlrun.workerPids();
-        assertTrue(!pids.isEmpty(), djlrun::describe);
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        assertAllExited(djlrun.workerPids(), Duration.ofSeconds(10), djlrun::describe);
+    }
+
+    /**
+     * Asserts that processes exit within a bound.
+     *
+     * @param pids the processes
+     * @param within the bound
+     * @param describe what to report if one does not
+     * @throws InterruptedException if interrupted
+     */
+    static void assertAllExited(Set<Long> pids, Duration within, Supplier<String> describe)
+            throws InterruptedException {
+        assertTrue(!pids.isEmpty(), describe);
+        long deadline = System.nanoTime() + within.toNanos();
         for (long pid : pids) {
             while (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
-                assertTrue(
-                        System.nanoTime() < deadline,
-                        "worker " + pid + " outlived its launcher\n" + djlrun.describe());
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError(
+                            "worker "
+                                    + pid
+                                    + " is still running after "
+                                    + within
+                                    + "\n"
+                                    + describe.get());
+                }
                 Thread.sleep(50);
             }
         }

@@ -28,7 +28,10 @@ public final class ShmTransport extends LinkTransport {
     /** Bytes of each ring; a larger message streams through it. */
     public static final int RING_BYTES = 4 << 20;
 
-    private static final long LIVENESS_NANOS = 100_000_000L;
+    // How often the progress thread checks the peers' processes while it serves the rings: a
+    // dead peer's ring just stops, so this bounds how soon a transfer from it fails. A check
+    // costs a few microseconds per peer.
+    private static final long LIVENESS_NANOS = 20_000_000L;
     // How long the progress thread sleeps when nothing is awaited (local posts unpark it at once).
     private static final long IDLE_PARK_NANOS = 100_000_000L;
 

@@ -1,0 +1,63 @@
+package ai.djl.distributed.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ai.djl.distributed.launch.LauncherProcess;
+
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.time.Duration;
+
+/**
+ * A rank SIGKILLed in the middle of a stream of all-reduces (4 KiB and 16 MiB), over every
+ * transport: the survivor fails long before its (one-minute) group timeout, naming the dead rank,
+ * its next call fails at once, and the job ends by itself with nothing left in {@code /dev/shm}.
+ */
+@Timeout(120)
+class KillTest {
+
+    /** Far beyond any detection the transports promise: a loaded 2-core machine stalls. */
+    private static final long BOUND_MS = 3_000;
+
+    @ParameterizedTest
+    @CsvSource({
+        "tcp, 1024",
+        "tcp, 4194304",
+        "shm, 1024",
+        "shm, 4194304",
+        "auto, 1024",
+        "auto, 4194304"
+    })
+    void aKilledRankFailsTheSurvivorPromptlyNamingIt(String transport, int count) throws Exception {
+        SharedMemoryFiles shm = SharedMemoryFiles.snapshot();
+        try (LauncherProcess djlrun =
+                Faults.launch(
+                        transport,
+                        60_000,
+                        "--nproc-per-node",
+                        "2",
+                        FaultWorker.class.getName(),
+                        "loop:" + count)) {
+            djlrun.awaitLines("READY", 2, Duration.ofSeconds(60));
+            Thread.sleep(300); // well into the stream of all-reduces
+            long victim = Long.parseLong(Faults.line(djlrun.stdout(), 1, "PID").substring(4));
+            long killed = System.currentTimeMillis();
+            ProcessHandle.of(victim).orElseThrow().destroyForcibly();
+            assertEquals(1, djlrun.waitFor(Faults.WAIT), djlrun::describe);
+            String out = djlrun.stdout();
+            String failed = Faults.line(out, 0, "FAILED");
+            assertTrue(failed.contains("rank 1"), failed);
+            long seen = Faults.at(failed) - killed;
+            System.out.printf(
+                    "%s, %d floats: the kill was seen after %d ms%n", transport, count, seen);
+            assertTrue(seen < BOUND_MS, "seen after " + seen + " ms: " + failed);
+            String next = Faults.line(out, 0, "NEXT");
+            assertTrue(Faults.millis(next) < 1_000, next);
+            Faults.assertAllExited(djlrun);
+            shm.assertNothingNew();
+        }
+    }
+}

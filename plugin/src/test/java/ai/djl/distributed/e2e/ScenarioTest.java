@@ -1,0 +1,102 @@
+package ai.djl.distributed.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ai.djl.distributed.launch.LauncherProcess;
+
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Faults one after the other in one {@code djlrun} job of two ranks, each on a fresh world, over
+ * every transport: a peer that stalls past a short group timeout and comes back (an all-reduce
+ * small enough for the shared-memory board, and one large enough to be cut off mid-message),
+ * mismatched all-reduces (op, size, type), an interrupted wait; then a healthy all-reduce. Each
+ * failure must name the peer or both collectives, come when it should, and make the next call fail
+ * at once; the job ends by itself and leaves nothing in {@code /dev/shm}.
+ */
+@Timeout(150)
+class ScenarioTest {
+
+    private static final long TIMEOUT_MS = 2_000;
+    private static final long LATE_MS = 3_000;
+
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "shm", "auto"})
+    void everyFaultIsNamedAndTheJobEndsByItself(String transport) throws Exception {
+        SharedMemoryFiles shm = SharedMemoryFiles.snapshot();
+        try (LauncherProcess djlrun =
+                Faults.launch(
+                        transport,
+                        TIMEOUT_MS,
+                        "--nproc-per-node",
+                        "2",
+                        FaultWorker.class.getName(),
+                        "group:late-small",
+                        "allreduce:1000",
+                        "late:1:" + LATE_MS,
+                        "allreduce:1024",
+                        "group:late-large",
+                        "allreduce:1000",
+                        "late:1:" + LATE_MS,
+                        "allreduce:4194304",
+                        "group:op",
+                        "mismatch:op:1000",
+                        "group:size",
+                        "mismatch:size:1000",
+                        "group:type",
+                        "mismatch:type:1000",
+                        "group:interrupt",
+                        "interrupt:500",
+                        "late:1:1500",
+                        "allreduce:1024",
+                        "group:after",
+                        "allreduce:1000")) {
+            assertEquals(1, djlrun.waitFor(Faults.WAIT), djlrun::describe);
+            String out = djlrun.stdout();
+            for (String scenario : new String[] {"late-small", "late-large"}) {
+                String waited = Faults.line(out, 0, "FAILED " + scenario);
+                assertTrue(waited.contains("timed out after PT2S"), waited);
+                assertTrue(waited.contains("waiting for rank 1"), waited);
+                long ms = Faults.millis(waited);
+                assertTrue(ms >= TIMEOUT_MS - 50 && ms < TIMEOUT_MS + 2_000, waited);
+                // The late rank names the rank that gave up, and why: the first cause travels.
+                String late = Faults.line(out, 1, "FAILED " + scenario);
+                assertTrue(late.contains("rank 0 aborted its process group: "), late);
+                assertTrue(late.contains("timed out after PT2S"), late);
+                assertTrue(Faults.millis(late) < 2_000, late);
+            }
+            assertBothSides(out, "op", "SUM)", "MAX)");
+            assertBothSides(out, "size", "x 1000,", "x 1001,");
+            assertBothSides(out, "type", "float32", "float64");
+            String interrupted = Faults.line(out, 0, "FAILED interrupt");
+            assertTrue(interrupted.contains("interrupted"), interrupted);
+            long ms = Faults.millis(interrupted);
+            assertTrue(ms >= 450 && ms < 3_000, interrupted);
+            String late = Faults.line(out, 1, "FAILED interrupt");
+            assertTrue(late.contains("rank 0") && late.contains("interrupted"), late);
+            for (int rank = 0; rank < 2; rank++) {
+                for (String scenario :
+                        new String[] {"late-small", "late-large", "op", "size", "type"}) {
+                    String next = Faults.line(out, rank, "NEXT " + scenario);
+                    assertTrue(Faults.millis(next) < 1_000, next);
+                }
+                assertTrue(out.contains("[rank" + rank + "]: OK allreduce 1000"), out);
+                assertTrue(out.contains("[rank" + rank + "]: ENDED rank " + rank), out);
+            }
+            Faults.assertAllExited(djlrun);
+            shm.assertNothingNew();
+        }
+    }
+
+    /** Both ranks fail the scenario at once, each naming both sides of the mismatch. */
+    private static void assertBothSides(String out, String scenario, String mine, String theirs) {
+        for (int rank = 0; rank < 2; rank++) {
+            String failed = Faults.line(out, rank, "FAILED " + scenario);
+            assertTrue(failed.contains(mine) && failed.contains(theirs), failed);
+            assertTrue(Faults.millis(failed) < 5_000, failed);
+        }
+    }
+}
