@@ -3,6 +3,7 @@ package ai.djl.distributed.launch.interop;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.djl.distributed.e2e.FaultWorker;
 import ai.djl.distributed.launch.LaunchTestWorker;
 import ai.djl.distributed.launch.LauncherProcess;
 
@@ -89,6 +90,161 @@ class TorchrunInteropTest {
         }
     }
 
+    /**
+     * PyTorch's torchrun restarts Java workers that form a process group: attempt 1 meets on its
+     * own keys ({@code /worker/attempt_1/...}) and its all-reduces, over the default transport,
+     * give the right sums.
+     */
+    @Test
+    void javaWorkersRestartUnderTorchrunAndFormTheirGroupAgain() throws Exception {
+        Path dir = Files.createTempDirectory(Path.of("/tmp"), "djlrun-interop-");
+        try {
+            String out =
+                    torchrun(
+                            dir,
+                            List.of("--max-restarts", "1"),
+                            List.of(
+                                    javaInPeerRoot(),
+                                    "-cp",
+                                    stageClasspath(dir),
+                                    FaultWorker.class.getName(),
+                                    "allreduce:1000",
+                                    "fail-first:1:3",
+                                    "allreduce:7",
+                                    "allreduce:300000"));
+            assertEquals(2, count(out, "OK allreduce 300000"), out);
+            assertEquals(1, count(out, "DONE rank 0"), out);
+            assertEquals(1, count(out, "DONE rank 1"), out);
+            assertTrue(out.contains("EXITING with 3"), out);
+        } finally {
+            delete(dir);
+        }
+    }
+
+    /**
+     * One torchrun job whose rank 0 is a Python process and rank 1 a Java worker: they meet in the
+     * agent's store through the attempt prefix, restart once (the Python rank fails attempt 0), and
+     * in attempt 1 exchange values without seeing attempt 0's keys, which the raw store shows under
+     * PyTorch's exact names. PyTorch 2.6's own {@code _create_c10d_store} no longer adds the prefix
+     * (2.4 dropped it) and, on this libuv-less build, cannot make the agent's client at all, so the
+     * Python rank builds its store as PyTorch 1.13 to 2.3 did.
+     */
+    @Test
+    void aPythonRankAndAJavaRankMeetUnderTorchrunThroughTheAttemptPrefix() throws Exception {
+        Path dir = Files.createTempDirectory(Path.of("/tmp"), "djlrun-interop-");
+        try {
+            Path python = dir.resolve("rank0.py");
+            Files.writeString(python, PYTHON_RANK);
+            Path dispatch = dir.resolve("rank.sh");
+            Files.writeString(
+                    dispatch,
+                    "#!/bin/sh\n"
+                            + "if [ \"$RANK\" = 0 ]; then exec python3 -u "
+                            + python
+                            + "; fi\n"
+                            + "exec "
+                            + java()
+                            + " -cp '"
+                            + stageClasspath(dir)
+                            + "' "
+                            + WORKER
+                            + " env store\n");
+            dispatch.toFile().setExecutable(true);
+            String out =
+                    torchrun(dir, List.of("--max-restarts", "1"), List.of(dispatch.toString()));
+            assertTrue(
+                    out.contains("PY rank=0 attempt=0 saw=['from 0', 'from 1'] earlier=[] raw=[]"),
+                    out);
+            assertTrue(
+                    out.contains(
+                            "PY rank=0 attempt=1 saw=['from 0', 'from 1'] earlier=[False]"
+                                    + " raw=[True]"),
+                    out);
+            // The Java rank of attempt 1 saw the Python rank's value of attempt 1.
+            assertTrue(out.contains("TORCHELASTIC_RESTART_COUNT=1"), out);
+            assertEquals(2, count(out, "STORE rank=1 world=2 saw=[from 0, from 1]"), out);
+        } finally {
+            delete(dir);
+        }
+    }
+
+    /** Rank 0 in Python: the agent's store as PyTorch 1.13-2.3's rendezvous gave it to a rank. */
+    private static final String PYTHON_RANK =
+            String.join(
+                    "\n",
+                    "import datetime, os, sys",
+                    "from torch.distributed import PrefixStore, TCPStore",
+                    "attempt = int(os.environ['TORCHELASTIC_RESTART_COUNT'])",
+                    "rank, world = int(os.environ['RANK']), int(os.environ['WORLD_SIZE'])",
+                    "raw = TCPStore(os.environ['MASTER_ADDR'], int(os.environ['MASTER_PORT']),"
+                            + " world, False, datetime.timedelta(seconds=60), use_libuv=False)",
+                    "store = PrefixStore(f'/worker/attempt_{attempt}', raw)",
+                    "store.set(f'hello/{attempt}/{rank}', f'from {rank}')",
+                    "saw = [store.get(f'hello/{attempt}/{r}').decode() for r in range(world)]",
+                    "earlier = [store.check([f'hello/{a}/1']) for a in range(attempt)]",
+                    "rawk = [raw.check([f'/worker/attempt_{a}/hello/{a}/1']) for a in"
+                            + " range(attempt)]",
+                    "print(f'PY rank={rank} attempt={attempt} saw={saw} earlier={earlier}"
+                            + " raw={rawk}', flush=True)",
+                    "sys.exit(3 if attempt == 0 else 0)",
+                    "");
+
+    private static String torchrun(Path dir, List<String> options, List<String> command)
+            throws Exception {
+        assertTrue(Files.isExecutable(TORCH26), "no PyTorch peer at " + TORCH26);
+        List<String> all =
+                new ArrayList<>(
+                        List.of(
+                                TORCH26.toString(),
+                                "torchrun",
+                                "--nproc-per-node",
+                                "2",
+                                "--master-port",
+                                Integer.toString(freePort())));
+        all.addAll(options);
+        all.add("--no-python");
+        all.addAll(command);
+        return run(all);
+    }
+
+    private static String java() {
+        return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    }
+
+    /**
+     * A java that can load libtorch inside the peer's root: only /usr/lib/jvm is shared with it,
+     * and Debian's JDK keeps its security configuration in /etc (a link out of /usr/lib/jvm),
+     * without which DJL's native loading fails. The test's own JDK where it is self-contained, else
+     * the first self-contained one under /usr/lib/jvm (Temurin's, on these machines).
+     */
+    private static String javaInPeerRoot() throws IOException {
+        List<Path> homes = new ArrayList<>();
+        homes.add(Path.of(System.getProperty("java.home")));
+        try (Stream<Path> jvms = Files.list(Path.of("/usr/lib/jvm"))) {
+            jvms.sorted().forEach(homes::add);
+        }
+        for (Path home : homes) {
+            Path security = home.resolve("conf/security/java.security");
+            if (Files.isExecutable(home.resolve("bin/java"))
+                    && Files.exists(security)
+                    && security.toRealPath().startsWith("/usr/lib/jvm")) {
+                return home.resolve("bin/java").toString();
+            }
+        }
+        throw new AssertionError(
+                "no JDK under /usr/lib/jvm keeps its security configuration inside it: " + homes);
+    }
+
+    private static long count(String out, String text) {
+        return out.lines().filter(l -> l.contains(text)).count();
+    }
+
+    private static void delete(Path dir) throws IOException {
+        try (Stream<Path> files = Files.walk(dir)) {
+            files.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
+        }
+    }
+
     private static String djlrun() throws Exception {
         try (LauncherProcess djlrun =
                 LauncherProcess.start(
@@ -132,7 +288,7 @@ class TorchrunInteropTest {
         return keys;
     }
 
-    // The worker's classes and the jars it needs, copied under /tmp, which the peer's root shares.
+    // The workers' classes and jars, under /tmp, which the peer's root shares.
     private static String stageClasspath(Path dir) throws IOException {
         String full =
                 System.getProperty(
@@ -156,8 +312,13 @@ class TorchrunInteropTest {
                     }
                 }
                 cp.add(copy.toString());
-            } else if (name.startsWith("netty-") || name.startsWith("slf4j-")) {
-                Files.copy(p, lib.resolve(name));
+            } else if (name.endsWith(".jar") && !Files.exists(lib.resolve(name))) {
+                // Linked, not copied: libtorch's jar alone is some hundreds of megabytes.
+                try {
+                    Files.createLink(lib.resolve(name), p);
+                } catch (IOException | UnsupportedOperationException e) {
+                    Files.copy(p, lib.resolve(name));
+                }
             }
         }
         cp.add(lib + "/*");
