@@ -27,9 +27,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * the two: a peer that sees the connection drop finds the key, unless the aborting rank could not
  * reach the store in time. A rank that died without a word leaves no key.
  *
- * <p>Both calls are bounded ({@link #PUBLISH_WAIT}, {@link #LOOKUP_WAIT}): the store call runs on a
+ * <p>Every call is bounded ({@link #PUBLISH_WAIT}, {@link #LOOKUP_WAIT}): the store call runs on a
  * daemon thread, and one that has not returned by then is abandoned (a store that hangs is bounded
- * by its own timeout). Thread-safe; it holds no thread of its own.
+ * by its own timeout). A TcpStore serialises the calls of one instance on its connection, so a
+ * notice waits behind another thread's blocking call on the same store (a monitored barrier, a
+ * user's {@code waitFor}); past the bound the peers get the bare loss instead of the reason.
+ * Thread-safe; it holds no thread of its own.
  */
 public final class AbortNotices {
 
@@ -52,15 +55,39 @@ public final class AbortNotices {
     private final int rank;
     private final AtomicBoolean published = new AtomicBoolean();
 
+    private AbortNotices(Store store, int rank) {
+        this.store = store;
+        this.rank = rank;
+    }
+
     /**
-     * Creates the notices of one rank of one group.
+     * Opens the notices of one rank of one group, before its connections: deletes what an earlier
+     * group of the same name on the same store left under this rank's key (bounded by {@link
+     * #PUBLISH_WAIT}), so that a crash of this group is never explained by that group's abort.
      *
      * @param store the group's store, namespaced for the group (and backend)
      * @param rank this rank in the group
+     * @return the notices
      */
-    public AbortNotices(Store store, int rank) {
-        this.store = store;
-        this.rank = rank;
+    public static AbortNotices open(Store store, int rank) {
+        AbortNotices notices = new AbortNotices(store, rank);
+        notices.bounded(() -> store.deleteKey(PREFIX + rank), PUBLISH_WAIT, "clearing the key");
+        return notices;
+    }
+
+    /**
+     * Returns whether a failure is, or wraps, a loss already explained by a peer's notice.
+     *
+     * @param e the failure
+     * @return whether {@link #explain} made it, or one of its causes
+     */
+    public static boolean isExplained(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof Explained) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -74,10 +101,13 @@ public final class AbortNotices {
             return;
         }
         byte[] reason = String.valueOf(cause.getMessage()).getBytes(StandardCharsets.UTF_8);
+        String key = PREFIX + rank;
         bounded(
+                // A set is not answered on the wire: the check that follows on the same
+                // connection is, so the key is on the server once it returns.
                 () -> {
-                    store.set(PREFIX + rank, reason);
-                    return null;
+                    store.set(key, reason);
+                    return store.check(List.of(key));
                 },
                 PUBLISH_WAIT,
                 "publishing the abort of rank " + rank);
@@ -113,13 +143,23 @@ public final class AbortNotices {
             return loss;
         }
         return reasonOf(peer)
-                .map(
+                .<CommunicationException>map(
                         reason ->
-                                new CommunicationException(
+                                new Explained(
                                         "rank " + peer + " aborted its process group: " + reason,
                                         peer,
                                         loss))
                 .orElse(loss);
+    }
+
+    /** A loss explained by the peer's notice. */
+    private static final class Explained extends CommunicationException {
+
+        private static final long serialVersionUID = 1L;
+
+        Explained(String message, int peer, Throwable loss) {
+            super(message, peer, loss);
+        }
     }
 
     private <T> T bounded(StoreCall<T> call, Duration wait, String what) {

@@ -80,6 +80,30 @@ class FaultTest {
                 });
     }
 
+    /**
+     * Both ranks of a size mismatch on the board fail at once, every time: each aborts its
+     * transports while the other's abort notice reaches it, and neither may wait on the other's
+     * (nor on itself: a link aborted by the thread telling the peers reports its peer gone to that
+     * same thread). Forty tries, each far below the timeout.
+     */
+    @Test
+    void aMismatchFailsBothRanksPromptlyEveryTime() throws Exception {
+        for (int i = 0; i < 40; i++) {
+            MultiRank.run(
+                    2,
+                    "auto",
+                    Duration.ofSeconds(10),
+                    (g, m) -> {
+                        NDArray a = m.ones(new Shape(g.getRank() == 1 ? 1001 : 1000));
+                        long start = System.nanoTime();
+                        assertThrows(CommunicationException.class, () -> g.allReduce(a));
+                        long ms = (System.nanoTime() - start) / 1_000_000;
+                        assertTrue(ms < 1_500, "rank " + g.getRank() + " failed after " + ms);
+                        return null;
+                    });
+        }
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"tcp", "shm", "auto"})
     void aRankThatNeverArrivesFailsTheOthersAtTheTimeoutNamingIt(String transport)

@@ -1,5 +1,6 @@
 package ai.djl.distributed.backend.cpu;
 
+import ai.djl.distributed.backend.AbortNotices;
 import ai.djl.distributed.backend.Backend;
 import ai.djl.distributed.backend.BackendProvider;
 import ai.djl.distributed.backend.cpu.transport.HybridTransport;
@@ -63,19 +64,26 @@ public final class CpuBackendProvider implements BackendProvider {
                         TRANSPORT + ": 'shm' (expected: every rank on one host; they are not)");
             }
         }
+        // One set of abort notices for the group: a hybrid's two transports tell the store once.
+        AbortNotices notices = AbortNotices.open(store, rank);
         Transport transport;
         if (mode.equals("shm")) {
-            transport = ShmTransport.connect(store, rank, size, timeout);
+            transport = ShmTransport.connect(store, rank, size, timeout, notices);
         } else {
             transport =
                     TcpTransport.connect(
-                            store, rank, size, SocketInterfaces.localAddress(env), timeout);
+                            store,
+                            rank,
+                            size,
+                            SocketInterfaces.localAddress(env),
+                            timeout,
+                            notices);
             if (local) {
                 // auto on one host: small messages keep TCP's prompt wake-ups, large ones get
                 // shared memory's bandwidth.
                 ShmTransport shm = null;
                 try {
-                    shm = ShmTransport.connect(store, rank, size, timeout);
+                    shm = ShmTransport.connect(store, rank, size, timeout, notices);
                     transport =
                             new HybridTransport(
                                     transport, shm, PeerMemory.connect(store, rank, size, timeout));

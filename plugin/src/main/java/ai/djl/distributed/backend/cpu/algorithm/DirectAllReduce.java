@@ -103,7 +103,9 @@ public final class DirectAllReduce {
      */
     private static void awaitPeersDoneWriting(CollectiveContext ctx, PeerMemory memory) {
         ShmBoard board = ctx.board();
-        long from = Math.max(ctx.deadline().nanos(), System.nanoTime());
+        // From the deadline, not from now: the abort before this may have waited on the store,
+        // and the caller's wait ends a fixed slack after the deadline.
+        long from = ctx.deadline().nanos();
         long end =
                 from > Long.MAX_VALUE - PEER_WRITES_GRACE
                         ? Long.MAX_VALUE

@@ -15,7 +15,7 @@ import java.nio.charset.StandardCharsets;
  *    0: state: (post &lt;&lt; 3) | phase, see below          256: announce version (odd: changing)
  *   64: slot 0: seq, opcode, dtype, op, root, count, length   264: announced seq and signature
  *  128: slot 1: the same                                      320: closed (0/1)
- *  384: aborted: 0, or 1 + the reason's length                448: writing into peers (0/1)
+ *  384: aborted: 0, -1 (claimed), or 1 + the reason's length  448: writing into peers (0/1)
  * 1024: the abort's reason (UTF-8)                           4096: slot 0's data, then slot 1's
  * </pre>
  *
@@ -141,9 +141,13 @@ final class BoardPage {
     /** A collective a rank announced. */
     record Announced(long seq, OpSignature signature) {}
 
-    /** Sets the abort mark with its reason, once; returns whether this call set it. */
+    /**
+     * Sets the abort mark with its reason, once; returns whether this call set it. Threads of the
+     * page's rank may race here: the first claims the mark (-1) before it writes the reason, so no
+     * other writes over it, and publishes the length last.
+     */
     boolean markAborted(String reason) {
-        if ((long) LONG.getAcquire(page, ABORTED) != 0) {
+        if (!LONG.compareAndSet(page, ABORTED, 0L, -1L)) {
             return false;
         }
         byte[] bytes = reason.getBytes(StandardCharsets.UTF_8);
@@ -157,11 +161,18 @@ final class BoardPage {
         return (long) LONG.getVolatile(page, ABORTED) != 0;
     }
 
-    /** The abort's reason, or "" before the mark is set. */
+    /** The abort's reason, or "" before the mark is set (waits briefly while it is written). */
     String reason() {
         long mark = (long) LONG.getVolatile(page, ABORTED);
+        for (int spins = 0; mark == -1 && spins < 100_000; spins++) {
+            Thread.onSpinWait(); // claimed, the reason being written: a few microseconds
+            mark = (long) LONG.getVolatile(page, ABORTED);
+        }
         if (mark == 0) {
             return "";
+        }
+        if (mark == -1) {
+            return "(its reason is still being written)";
         }
         byte[] reason = new byte[(int) Math.min(mark - 1, MAX_REASON_BYTES)];
         page.get(ABORT_REASON, reason);

@@ -101,7 +101,9 @@ public final class HybridTransport implements Transport {
     @Override
     public void abort(CommunicationException cause) {
         small.abort(cause);
-        large.abort(cause);
+        // The first transport's failure, which may explain the cause: the second need not.
+        CommunicationException first = small.getFailure();
+        large.abort(first != null ? first : cause);
     }
 
     /** {@inheritDoc} */

@@ -1,5 +1,6 @@
 package ai.djl.distributed.backend.cpu.transport;
 
+import ai.djl.distributed.backend.AbortNotices;
 import ai.djl.distributed.backend.CommunicationException;
 
 /**
@@ -30,6 +31,9 @@ final class LinkLostException extends CommunicationException {
      * @return whether a {@link LinkLostException} is in its cause chain
      */
     static boolean isLoss(Throwable e) {
+        if (AbortNotices.isExplained(e)) {
+            return false; // the peer's reason is known already
+        }
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof LinkLostException) {
                 return true;

@@ -34,6 +34,9 @@ abstract class LinkTransport implements Transport, Link.Owner {
     /** How long {@link #close()} lets queued frames and goodbyes drain. */
     static final Duration CLOSE_DRAIN = Duration.ofSeconds(5);
 
+    /** How long a later abort, or a close, waits for the first abort to tell the peers. */
+    private static final Duration TELL_WAIT = AbortNotices.PUBLISH_WAIT.plus(Duration.ofSeconds(1));
+
     private static final OpSignature CONTROL = new OpSignature(0, 0, 0, 0, 0);
 
     final int rank;
@@ -51,6 +54,9 @@ abstract class LinkTransport implements Transport, Link.Owner {
     // Completed once the progress thread no longer serves the links: it aborted them, or its loop
     // ended. Until then it may still copy into a posted receive's buffer.
     private final CompletableFuture<Void> linksDown = new CompletableFuture<>();
+    // Completed once the first abort has told the peers (in direct mode) or queued the telling.
+    private final CompletableFuture<Void> told = new CompletableFuture<>();
+    private volatile Thread teller; // the thread telling the peers, while it does
     private Thread progressThread;
 
     /**
@@ -195,46 +201,67 @@ abstract class LinkTransport implements Transport, Link.Owner {
                 failure = cause;
             }
         }
+        boolean onLoop = Thread.currentThread() == progressThread;
         if (first) {
             logger.debug("rank {}: transport aborted", rank, cause);
-            aborting(cause);
+            teller = Thread.currentThread();
+            try {
+                tellPeers(cause);
+            } finally {
+                teller = null;
+                told.complete(null);
+            }
+        } else if (!onLoop && Thread.currentThread() != teller) {
+            // (The teller itself comes back here when a link it aborts reports its peer gone.)
+            // Before any aborting caller learns of the failure and perhaps destroys the group or
+            // frees its buffers, the first must have told the peers (store, board, links).
+            Waits.awaitUninterruptibly(told, System.nanoTime() + TELL_WAIT.toNanos());
         }
-        if (!direct) {
-            if (first) {
-                // In the store before the links close: a peer that sees them close reads it.
-                notices.publish(cause);
-                command(
-                        () -> {
-                            try {
-                                abortLinks(cause);
-                            } finally {
-                                linksDown.complete(null);
-                            }
-                        });
+        if (direct) {
+            synchronized (aborting) {
+                if (!linksAborted) { // the first aborter gave up waiting on the store
+                    linksAborted = true;
+                    abortLinks(failure);
+                }
             }
-            if (Thread.currentThread() != progressThread
-                    && !Waits.awaitUninterruptibly(
-                            linksDown, System.nanoTime() + CLOSE_DRAIN.toNanos())) {
-                // Whoever aborts may free the buffers of the transfers this fails as soon as it
-                // returns (a failed collective hands its arrays back to the caller): it returns
-                // once the progress thread has stopped copying into them, or warns.
-                logger.warn(
-                        "rank {}: the transport's progress thread did not stop serving its links"
-                                + " within {} of the abort",
-                        rank,
-                        CLOSE_DRAIN);
-            }
-            return;
+        } else if (!onLoop
+                && !Waits.awaitUninterruptibly(
+                        linksDown, System.nanoTime() + CLOSE_DRAIN.toNanos())) {
+            // Whoever aborts may free the buffers of the transfers this fails as soon as it
+            // returns (a failed collective hands its arrays back to the caller): it returns once
+            // the progress thread has stopped copying into them, or warns.
+            logger.warn(
+                    "rank {}: the transport's progress thread did not stop serving its links"
+                            + " within {} of the abort",
+                    rank,
+                    CLOSE_DRAIN);
         }
-        // Before any aborting caller learns of the failure and perhaps destroys the group, the
-        // peers must hear this rank's reason rather than its goodbye: a later caller waits until
-        // the first has told them.
-        synchronized (aborting) {
-            if (!linksAborted) {
-                linksAborted = true;
-                notices.publish(failure);
-                abortLinks(failure);
+    }
+
+    /**
+     * The first abort tells the peers why: on the subclass's own channel (the board), then in the
+     * store, then on the links, in that order, since a peer that sees a link close reads the store,
+     * and one waiting on the board reads the board.
+     */
+    private void tellPeers(CommunicationException cause) {
+        aborting(cause);
+        notices.publish(cause);
+        if (direct) {
+            synchronized (aborting) {
+                if (!linksAborted) {
+                    linksAborted = true;
+                    abortLinks(cause);
+                }
             }
+        } else {
+            command(
+                    () -> {
+                        try {
+                            abortLinks(cause);
+                        } finally {
+                            linksDown.complete(null);
+                        }
+                    });
         }
     }
 
@@ -256,6 +283,11 @@ abstract class LinkTransport implements Transport, Link.Owner {
     public void close() {
         if (!closed.compareAndSet(false, true)) {
             return;
+        }
+        if (failure != null) {
+            // An abort under way on another thread tells the peers first (its link aborts, or
+            // its command, which the loop runs before it ends), so they hear the reason.
+            Waits.awaitUninterruptibly(told, System.nanoTime() + TELL_WAIT.toNanos());
         }
         if (failure == null && progressThread.isAlive()) {
             // Goodbyes queue behind frames not yet written, so waiting for them drains the

@@ -118,8 +118,10 @@ public final class ShmBoard {
         }
         long post = posts + 1;
         int slot = (int) (post & 1);
-        mine.writeSlot(slot, seq, signature, data);
-        if (!mine.casState(state(post - 1, DONE), state(post, POSTED))) {
+        // The slot is rewritten only once exchange post - 2, its last user, is surely done: this
+        // rank completed post - 1, which every peer posted only after reading post - 2.
+        if (mine.state() != state(post - 1, DONE)
+                || !writeAndPost(slot, post, seq, signature, data)) {
             // Aborted by another thread since the last exchange: this one never starts.
             throw new CommunicationException(
                     signature
@@ -183,7 +185,7 @@ public final class ShmBoard {
      */
     public synchronized void markAborted(String reason) {
         mine.markAborted(reason);
-        while (true) {
+        for (int spins = 1; ; spins++) {
             long s = mine.state();
             long post = postOf(s);
             long phase = phaseOf(s);
@@ -191,7 +193,7 @@ public final class ShmBoard {
                 return;
             }
             if (phase == DECIDING) {
-                Thread.onSpinWait(); // the collective thread decides this one: wait for it
+                pause(spins); // the collective thread decides this one: wait for it
                 continue;
             }
             if (phase == DONE) {
@@ -201,10 +203,15 @@ public final class ShmBoard {
                 continue;
             }
             if (mine.casState(s, state(post, DECIDING))) {
-                VarHandle.fullFence();
-                mine.casState(
-                        state(post, DECIDING),
-                        state(post, allPosted(post) ? FAILED_AFTER : FAILED_IN));
+                boolean all = false;
+                try {
+                    VarHandle.fullFence();
+                    all = allPosted(post);
+                } finally {
+                    // Never left DECIDING, even on an Error: the collective thread waits on it.
+                    mine.casState(
+                            state(post, DECIDING), state(post, all ? FAILED_AFTER : FAILED_IN));
+                }
                 return;
             }
         }
@@ -266,6 +273,23 @@ public final class ShmBoard {
         return pages[peer].isWriting();
     }
 
+    private boolean writeAndPost(
+            int slot, long post, long seq, OpSignature signature, ByteBuffer data) {
+        mine.writeSlot(slot, seq, signature, data);
+        return mine.casState(state(post - 1, DONE), state(post, POSTED));
+    }
+
+    /** One round of a wait for another thread of this rank or a peer to decide. */
+    private static void pause(int spins) {
+        if (spins % 1024 != 0) {
+            Thread.onSpinWait();
+        } else if (spins < 1 << 16) {
+            Thread.yield();
+        } else {
+            LockSupport.parkNanos(50_000L); // a descheduled decider: leave it the core
+        }
+    }
+
     /**
      * Gives up on exchange {@code post} unless every peer has posted after all: the first half of
      * the handshake in the class comment.
@@ -278,15 +302,20 @@ public final class ShmBoard {
             // Another thread aborted the group and decided for us.
             return awaitDecided(post) == FAILED_AFTER;
         }
-        VarHandle.fullFence();
-        if (allPosted(post)) {
-            mine.casState(state(post, DECIDING), posted);
-            return true;
+        long outcome = state(post, FAILED_IN);
+        try {
+            VarHandle.fullFence();
+            if (allPosted(post)) {
+                outcome = posted;
+                return true;
+            }
+            // The reason first: a peer that sees the failure reads it.
+            mine.markAborted(stop.getMessage());
+            return false;
+        } finally {
+            // Never left DECIDING, even on an Error: peers and this rank's threads wait on it.
+            mine.casState(state(post, DECIDING), outcome);
         }
-        // The reason first: a peer that sees the failure reads it.
-        mine.markAborted(stop.getMessage());
-        mine.casState(state(post, DECIDING), state(post, FAILED_IN));
-        return false;
     }
 
     /**
@@ -304,8 +333,8 @@ public final class ShmBoard {
     /** Waits until no thread of this rank is deciding exchange {@code post}; returns the phase. */
     private long awaitDecided(long post) {
         long s;
-        while (phaseOf(s = mine.state()) == DECIDING && postOf(s) == post) {
-            Thread.onSpinWait();
+        for (int spins = 1; phaseOf(s = mine.state()) == DECIDING && postOf(s) == post; spins++) {
+            pause(spins);
         }
         return phaseOf(s);
     }
@@ -322,49 +351,72 @@ public final class ShmBoard {
                 continue;
             }
             long s;
-            int spins = 0;
-            while (phaseOf(s = pages[peer].state()) == DECIDING && postOf(s) == post) {
+            for (int spins = 1;
+                    phaseOf(s = pages[peer].state()) == DECIDING && postOf(s) == post;
+                    spins++) {
                 // A live peer decides within microseconds; one that died deciding told no one,
                 // and it posted, so it counts as posted.
-                if (++spins % 1024 == 0) {
+                if (spins % 1024 == 0) {
                     if (!isAlive(peer)) {
                         break;
                     }
-                    if (System.nanoTime() - giveUp > 0) {
-                        throw fail(
-                                post,
-                                new CommunicationException(
-                                        signature
-                                                + " #"
-                                                + seq
-                                                + ": rank "
-                                                + peer
-                                                + " did not decide whether it gives up on it",
-                                        peer));
+                    if (System.nanoTime() - giveUp > 0 && outwait(post, peer, seq, signature)) {
+                        break;
                     }
-                    Thread.yield();
                 }
-                Thread.onSpinWait();
+                pause(spins);
             }
             if (postOf(s) == post && phaseOf(s) == FAILED_IN) {
                 throw fail(post, gaveUp(peer, seq, signature));
             }
         }
+        if (!mine.casState(state(post, POSTED), state(post, DONE))
+                && awaitDecided(post) != FAILED_AFTER) {
+            // Another thread aborted the group, and found a post missing when it decided.
+            throw new CommunicationException(
+                    signature + " #" + seq + " on rank " + rank + " was aborted: " + mine.reason(),
+                    -1);
+        }
+        // Else completed; or aborted with every post in, which completes it everywhere.
+    }
+
+    /**
+     * Gives up on a live peer that stays {@code DECIDING} past the deadline, through the same
+     * handshake as any give-up (never alone, or the peer could complete what this rank fails):
+     * marks this rank {@code DECIDING}, then looks at the peer again. Returns whether this rank may
+     * stop waiting for the peer and complete; throws if it failed the exchange.
+     */
+    private boolean outwait(long post, int peer, long seq, OpSignature signature) {
         long posted = state(post, POSTED);
-        if (!mine.casState(posted, state(post, DONE))) {
-            long s = mine.state();
-            if (s != state(post, FAILED_AFTER)) {
-                throw new CommunicationException(
-                        signature
-                                + " #"
-                                + seq
-                                + " on rank "
-                                + rank
-                                + " was aborted: "
-                                + mine.reason(),
-                        -1);
+        if (!mine.casState(posted, state(post, DECIDING))) {
+            if (awaitDecided(post) == FAILED_AFTER) {
+                return true; // every post was in when this rank's abort decided: it completes
             }
-            // Aborted after every post was in: the exchange completes, the next one fails.
+            throw new CommunicationException(
+                    signature + " #" + seq + " on rank " + rank + " was aborted: " + mine.reason(),
+                    -1);
+        }
+        long outcome = posted;
+        try {
+            VarHandle.fullFence();
+            long s = pages[peer].state();
+            if (phaseOf(s) != DECIDING || postOf(s) != post) {
+                return false; // it decided meanwhile: judge its new state
+            }
+            outcome = state(post, FAILED_IN);
+            CommunicationException e =
+                    new CommunicationException(
+                            signature
+                                    + " #"
+                                    + seq
+                                    + ": rank "
+                                    + peer
+                                    + " did not decide whether it gives up on it",
+                            peer);
+            mine.markAborted(e.getMessage());
+            throw e;
+        } finally {
+            mine.casState(state(post, DECIDING), outcome);
         }
     }
 

@@ -3,6 +3,7 @@ package ai.djl.distributed.backend.cpu.transport;
 import ai.djl.distributed.backend.CommunicationException;
 
 import com.sun.jna.LastErrorException;
+import com.sun.jna.Library;
 import com.sun.jna.Native;
 import com.sun.jna.NativeLibrary;
 import com.sun.jna.Platform;
@@ -30,6 +31,8 @@ import java.nio.file.StandardOpenOption;
 final class ShmSegments {
 
     private static final boolean LINKED = link();
+    private static final VariadicLibc VARIADIC =
+            LINKED ? Native.load(Platform.C_LIBRARY_NAME, VariadicLibc.class) : null;
     private static final int MFD_CLOEXEC = 1;
     private static final int O_RDWR = 2;
     private static final int O_CLOEXEC = 0x80000;
@@ -99,7 +102,7 @@ final class ShmSegments {
         try {
             fd = Libc.memfd_create(name, MFD_CLOEXEC);
         } catch (LastErrorException e) {
-            throw new IOException("memfd_create(" + name + ") failed, errno " + e.getErrorCode());
+            throw new IOException("memfd_create(" + name + ") failed: " + describe(e));
         }
         try (FileChannel ch =
                 FileChannel.open(self(fd), StandardOpenOption.READ, StandardOpenOption.WRITE)) {
@@ -138,15 +141,14 @@ final class ShmSegments {
                         + ")";
         int mine;
         try {
-            mine = Libc.open(path.toString(), O_RDWR | O_CLOEXEC);
+            mine = VARIADIC.open(path.toString(), O_RDWR | O_CLOEXEC);
         } catch (LastErrorException e) {
             String why =
                     e.getErrorCode() == 2
                             ? "is missing (its process exited, or gave up)"
-                            : "cannot be opened (errno "
-                                    + e.getErrorCode()
-                                    + "; the ranks must run as"
-                                    + " one user, in one pid namespace)";
+                            : "cannot be opened ("
+                                    + describe(e)
+                                    + "; the ranks must run as one user, in one pid namespace)";
             throw failure(peer, path, why, expected);
         }
         try {
@@ -204,9 +206,30 @@ final class ShmSegments {
         try {
             Native.register(Libc.class, NativeLibrary.getInstance(Platform.C_LIBRARY_NAME));
             return true;
-        } catch (UnsatisfiedLinkError e) {
-            return false; // a libc older than glibc 2.27 has no memfd_create wrapper
+        } catch (LinkageError e) {
+            // No memfd_create in a libc older than glibc 2.27, or JNA itself did not load: either
+            // way no segments, and the auto transport falls back to TCP.
+            return false;
         }
+    }
+
+    /** An errno as libc words it, e.g. "errno 24, Too many open files". */
+    private static String describe(LastErrorException e) {
+        try {
+            return "errno " + e.getErrorCode() + ", " + VARIADIC.strerror(e.getErrorCode());
+        } catch (LinkageError | RuntimeException unavailable) {
+            return "errno " + e.getErrorCode();
+        }
+    }
+
+    /**
+     * The variadic {@code open(2)} and {@code strerror(3)}, bound through an interface: JNA's
+     * direct mapping cannot call a variadic function by its calling convention.
+     */
+    private interface VariadicLibc extends Library {
+        int open(String path, int flags, Object... mode) throws LastErrorException;
+
+        String strerror(int errnum);
     }
 
     /** The libc calls, bound directly (JNA's direct mapping: no reflection per call). */
@@ -215,8 +238,6 @@ final class ShmSegments {
         private Libc() {}
 
         static native int memfd_create(String name, int flags) throws LastErrorException;
-
-        static native int open(String path, int flags) throws LastErrorException;
 
         static native int close(int fd) throws LastErrorException;
     }

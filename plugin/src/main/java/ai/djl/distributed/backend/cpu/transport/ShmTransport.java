@@ -81,6 +81,24 @@ public final class ShmTransport extends LinkTransport {
      *     or wrong, or this rank's cannot be made
      */
     public static ShmTransport connect(Store store, int rank, int size, Duration timeout) {
+        return connect(store, rank, size, timeout, AbortNotices.open(store, rank));
+    }
+
+    /**
+     * Connects as {@link #connect(Store, int, int, Duration)} does, leaving and reading abort
+     * reasons through the given notices (shared with another transport of the same ranks).
+     *
+     * @param store the group's store, namespaced for the group
+     * @param rank this rank
+     * @param size the number of ranks, all on this host
+     * @param timeout how long to wait for the peers
+     * @param notices this rank's abort notices in the group
+     * @return the transport
+     * @throws CommunicationException if a peer does not join in time, or its segments are missing
+     *     or wrong, or this rank's cannot be made
+     */
+    public static ShmTransport connect(
+            Store store, int rank, int size, Duration timeout, AbortNotices notices) {
         Deadline deadline = Deadline.after(timeout);
         String token = UUID.randomUUID().toString();
         List<ShmSegments.Segment> created = new ArrayList<>();
@@ -136,12 +154,7 @@ public final class ShmTransport extends LinkTransport {
                                 new ShmRing(in[dst], false), new ShmRing(out, true), peer.pid);
             }
             awaitAllMapped(store, size, deadline);
-            return new ShmTransport(
-                    rank,
-                    size,
-                    channels,
-                    new ShmBoard(rank, pages, pids),
-                    new AbortNotices(store, rank));
+            return new ShmTransport(rank, size, channels, new ShmBoard(rank, pages, pids), notices);
         } catch (IOException e) {
             throw new CommunicationException(
                     "rank " + rank + " cannot create shared memory: " + e.getMessage(), -1, e);
@@ -169,11 +182,26 @@ public final class ShmTransport extends LinkTransport {
                                 + " descriptors)",
                         peer);
             }
-            int[] rings = new int[size];
-            for (int r = 0; r < size; r++) {
-                rings[r] = Integer.parseInt(f[3 + r]);
+            try {
+                int[] rings = new int[size];
+                for (int r = 0; r < size; r++) {
+                    rings[r] = Integer.parseInt(f[3 + r]);
+                }
+                return new Peer(f[0], Long.parseLong(f[1]), Integer.parseInt(f[2]), rings);
+            } catch (NumberFormatException e) {
+                throw new CommunicationException(
+                        "rank "
+                                + peer
+                                + " published '"
+                                + published
+                                + "' under shm/"
+                                + peer
+                                + " (expected: a token, a pid and "
+                                + (size + 1)
+                                + " descriptors, as numbers)",
+                        peer,
+                        e);
             }
-            return new Peer(f[0], Long.parseLong(f[1]), Integer.parseInt(f[2]), rings);
         }
     }
 

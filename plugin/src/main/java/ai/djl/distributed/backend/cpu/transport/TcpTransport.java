@@ -65,9 +65,33 @@ public final class TcpTransport extends LinkTransport {
      */
     public static TcpTransport connect(
             Store store, int rank, int size, InetAddress address, Duration timeout) {
+        return connect(store, rank, size, address, timeout, AbortNotices.open(store, rank));
+    }
+
+    /**
+     * Connects as {@link #connect(Store, int, int, InetAddress, Duration)} does, leaving and
+     * reading abort reasons through the given notices (shared with another transport of the same
+     * ranks).
+     *
+     * @param store the group's store, already namespaced for the group
+     * @param rank this rank
+     * @param size the number of ranks
+     * @param address the local address peers should connect to
+     * @param timeout how long to wait for the peers
+     * @param notices this rank's abort notices in the group
+     * @return the transport
+     * @throws CommunicationException if a peer does not connect in time
+     */
+    public static TcpTransport connect(
+            Store store,
+            int rank,
+            int size,
+            InetAddress address,
+            Duration timeout,
+            AbortNotices notices) {
         SocketChannel[] channels = TcpMesh.connect(store, rank, size, address, timeout);
         try {
-            return new TcpTransport(rank, size, channels, new AbortNotices(store, rank));
+            return new TcpTransport(rank, size, channels, notices);
         } catch (IOException e) {
             TcpMesh.closeAll(channels);
             throw new CommunicationException("cannot start the TCP transport: " + e, -1, e);
