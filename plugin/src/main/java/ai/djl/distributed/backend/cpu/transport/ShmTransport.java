@@ -169,39 +169,28 @@ public final class ShmTransport extends LinkTransport {
 
         static Peer parse(int peer, int size, String published) {
             String[] f = published.split(" ");
-            if (f.length != size + 3) {
-                throw new CommunicationException(
-                        "rank "
-                                + peer
-                                + " published '"
-                                + published
-                                + "' under shm/"
-                                + peer
-                                + " (expected: a token, a pid and "
-                                + (size + 1)
-                                + " descriptors)",
-                        peer);
-            }
             try {
-                int[] rings = new int[size];
-                for (int r = 0; r < size; r++) {
-                    rings[r] = Integer.parseInt(f[3 + r]);
+                if (f.length == size + 3) {
+                    int[] rings = new int[size];
+                    for (int r = 0; r < size; r++) {
+                        rings[r] = Integer.parseInt(f[3 + r]);
+                    }
+                    return new Peer(f[0], Long.parseLong(f[1]), Integer.parseInt(f[2]), rings);
                 }
-                return new Peer(f[0], Long.parseLong(f[1]), Integer.parseInt(f[2]), rings);
             } catch (NumberFormatException e) {
-                throw new CommunicationException(
-                        "rank "
-                                + peer
-                                + " published '"
-                                + published
-                                + "' under shm/"
-                                + peer
-                                + " (expected: a token, a pid and "
-                                + (size + 1)
-                                + " descriptors, as numbers)",
-                        peer,
-                        e);
+                // reported below, as any other malformed announcement
             }
+            throw new CommunicationException(
+                    "rank "
+                            + peer
+                            + " published '"
+                            + published
+                            + "' under shm/"
+                            + peer
+                            + " (expected: a token, a pid and "
+                            + (size + 1)
+                            + " descriptors, as numbers)",
+                    peer);
         }
     }
 

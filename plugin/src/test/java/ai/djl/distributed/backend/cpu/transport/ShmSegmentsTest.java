@@ -120,7 +120,7 @@ class ShmSegmentsTest {
         assertTrue(
                 m.contains(
                         "rank 1 published 'token 1 2' under shm/1 (expected: a token, a pid"
-                                + " and 3 descriptors)"),
+                                + " and 3 descriptors, as numbers)"),
                 m);
     }
 
