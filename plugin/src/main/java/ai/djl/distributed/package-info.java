@@ -1,8 +1,14 @@
 /**
  * DJL Distributed: torch.distributed for DJL.
  *
- * <p>This package holds what every layer shares: the unchecked root exception {@link
- * ai.djl.distributed.DistributedException} and its few subclasses. Rendezvous lives in {@code
- * ai.djl.distributed.store}; process groups, backends and the launcher in their own packages.
+ * <p>This package holds the vocabulary every layer shares, below all of them: the unchecked root
+ * exception {@link ai.djl.distributed.DistributedException} and its subclasses ({@link
+ * ai.djl.distributed.CommunicationException} for a failed collective, {@link
+ * ai.djl.distributed.NotSupportedException}), the reductions ({@link ai.djl.distributed.ReduceOp})
+ * and the handle of an operation under way ({@link ai.djl.distributed.Work}). The layers above it,
+ * each in its own packages and importing only downwards: stores ({@code store}, {@code store.tcp}),
+ * rendezvous ({@code rendezvous}), backends ({@code backend}, {@code backend.cpu}), process groups
+ * ({@code pg}), then DDP and FSDP and the examples; the launcher ({@code launch}) and the command
+ * line ({@code cli}) stand beside process groups.
  */
 package ai.djl.distributed;

@@ -2,8 +2,8 @@ package ai.djl.distributed.ddp;
 
 import ai.djl.Device;
 import ai.djl.Model;
+import ai.djl.distributed.ReduceOp;
 import ai.djl.distributed.pg.ProcessGroup;
-import ai.djl.distributed.pg.ReduceOp;
 import ai.djl.distributed.rendezvous.DistributedEnv;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDList;

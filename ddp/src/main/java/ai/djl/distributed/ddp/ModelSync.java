@@ -1,7 +1,7 @@
 package ai.djl.distributed.ddp;
 
+import ai.djl.distributed.Work;
 import ai.djl.distributed.pg.ProcessGroup;
-import ai.djl.distributed.pg.Work;
 import ai.djl.ndarray.NDArray;
 import ai.djl.nn.Parameter;
 import ai.djl.nn.UninitializedParameterException;

@@ -1,7 +1,7 @@
 package ai.djl.distributed.ddp;
 
+import ai.djl.distributed.ReduceOp;
 import ai.djl.distributed.pg.ProcessGroup;
-import ai.djl.distributed.pg.ReduceOp;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.NDManager;

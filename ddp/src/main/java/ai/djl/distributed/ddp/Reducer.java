@@ -1,8 +1,8 @@
 package ai.djl.distributed.ddp;
 
 import ai.djl.distributed.DistributedException;
+import ai.djl.distributed.ReduceOp;
 import ai.djl.distributed.pg.ProcessGroup;
-import ai.djl.distributed.pg.ReduceOp;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDManager;
 import ai.djl.ndarray.index.NDIndex;

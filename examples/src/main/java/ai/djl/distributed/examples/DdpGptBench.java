@@ -2,13 +2,13 @@ package ai.djl.distributed.examples;
 
 import ai.djl.Device;
 import ai.djl.Model;
+import ai.djl.distributed.ReduceOp;
 import ai.djl.distributed.ddp.CommHook;
 import ai.djl.distributed.ddp.CommHooks;
 import ai.djl.distributed.ddp.DistributedDataParallel;
 import ai.djl.distributed.ddp.NoSync;
 import ai.djl.distributed.pg.Distributed;
 import ai.djl.distributed.pg.ProcessGroup;
-import ai.djl.distributed.pg.ReduceOp;
 import ai.djl.distributed.transformer.CausalLmLoss;
 import ai.djl.distributed.transformer.GptConfig;
 import ai.djl.distributed.transformer.GptModel;

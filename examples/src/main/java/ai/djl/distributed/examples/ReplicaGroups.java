@@ -2,9 +2,9 @@ package ai.djl.distributed.examples;
 
 import ai.djl.Device;
 import ai.djl.distributed.DistributedException;
+import ai.djl.distributed.ReduceOp;
 import ai.djl.distributed.pg.ProcessGroup;
 import ai.djl.distributed.pg.ProcessGroups;
-import ai.djl.distributed.pg.ReduceOp;
 import ai.djl.distributed.rendezvous.DistributedEnv;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDManager;

@@ -1,10 +1,10 @@
 package ai.djl.distributed.examples;
 
 import ai.djl.Model;
+import ai.djl.distributed.ReduceOp;
 import ai.djl.distributed.ddp.DistributedDataParallel;
 import ai.djl.distributed.ddp.DistributedSampler;
 import ai.djl.distributed.pg.ProcessGroup;
-import ai.djl.distributed.pg.ReduceOp;
 import ai.djl.distributed.transformer.CausalLmLoss;
 import ai.djl.distributed.transformer.GptCheckpoint;
 import ai.djl.distributed.transformer.GptConfig;

@@ -1,7 +1,7 @@
 package ai.djl.distributed.examples;
 
+import ai.djl.distributed.ReduceOp;
 import ai.djl.distributed.pg.ProcessGroup;
-import ai.djl.distributed.pg.ReduceOp;
 import ai.djl.distributed.transformer.CausalLmLoss;
 import ai.djl.distributed.transformer.data.TokenWindowDataset;
 import ai.djl.ndarray.NDArray;

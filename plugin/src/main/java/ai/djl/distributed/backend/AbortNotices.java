@@ -1,5 +1,6 @@
 package ai.djl.distributed.backend;
 
+import ai.djl.distributed.CommunicationException;
 import ai.djl.distributed.store.Store;
 
 import org.slf4j.Logger;

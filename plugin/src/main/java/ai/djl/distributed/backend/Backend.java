@@ -1,8 +1,8 @@
 package ai.djl.distributed.backend;
 
 import ai.djl.distributed.NotSupportedException;
-import ai.djl.distributed.pg.ReduceOp;
-import ai.djl.distributed.pg.Work;
+import ai.djl.distributed.ReduceOp;
+import ai.djl.distributed.Work;
 import ai.djl.ndarray.NDArray;
 
 import java.util.List;

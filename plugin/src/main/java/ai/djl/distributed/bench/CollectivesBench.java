@@ -1,9 +1,9 @@
 package ai.djl.distributed.bench;
 
 import ai.djl.Device;
+import ai.djl.distributed.ReduceOp;
 import ai.djl.distributed.pg.ProcessGroup;
 import ai.djl.distributed.pg.ProcessGroups;
-import ai.djl.distributed.pg.ReduceOp;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDManager;
 import ai.djl.ndarray.types.Shape;

@@ -1,5 +1,6 @@
 package ai.djl.distributed.pg;
 
+import ai.djl.distributed.ReduceOp;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.types.DataType;
 import ai.djl.ndarray.types.Shape;

@@ -1,6 +1,6 @@
 package ai.djl.distributed.pg;
 
-import ai.djl.distributed.backend.CommunicationException;
+import ai.djl.distributed.CommunicationException;
 import ai.djl.distributed.store.PrefixStore;
 import ai.djl.distributed.store.Store;
 import ai.djl.distributed.store.StoreTimeoutException;

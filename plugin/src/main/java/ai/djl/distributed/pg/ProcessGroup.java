@@ -1,5 +1,7 @@
 package ai.djl.distributed.pg;
 
+import ai.djl.distributed.ReduceOp;
+import ai.djl.distributed.Work;
 import ai.djl.distributed.backend.Backend;
 import ai.djl.distributed.backend.CallerWaits;
 import ai.djl.distributed.store.Store;
@@ -26,7 +28,7 @@ import java.util.function.Supplier;
  * operation is bounded by the group's timeout from when it is called (time queued behind earlier
  * collectives included), and one that runs past it aborts the group; when a peer dies, every
  * surviving rank's pending and later operations fail with a {@link
- * ai.djl.distributed.backend.CommunicationException} naming it, and the group must be destroyed.
+ * ai.djl.distributed.CommunicationException} naming it, and the group must be destroyed.
  *
  * <p><b>Arrays.</b> The caller owns every NDArray; the group never closes one. Operations work in
  * place, as PyTorch's do: outputs (and the in-place array of broadcast and allReduce) are written,
@@ -553,9 +555,9 @@ public final class ProcessGroup implements AutoCloseable {
      *
      * @param timeout how long rank 0 waits for the others; positive
      * @param waitAllRanks whether rank 0 names every rank missing, rather than only the first
-     * @throws ai.djl.distributed.backend.CommunicationException if some rank did not arrive in time
-     *     (on rank 0, {@link ai.djl.distributed.backend.CommunicationException#getPeerRank()} is
-     *     the first missing rank; elsewhere it is 0)
+     * @throws ai.djl.distributed.CommunicationException if some rank did not arrive in time (on
+     *     rank 0, {@link ai.djl.distributed.CommunicationException#getPeerRank()} is the first
+     *     missing rank; elsewhere it is 0)
      * @throws ai.djl.distributed.store.StoreException if the store fails
      */
     public void monitoredBarrier(Duration timeout, boolean waitAllRanks) {

@@ -1,11 +1,11 @@
 package ai.djl.distributed.e2e;
 
 import ai.djl.Device;
+import ai.djl.distributed.ReduceOp;
+import ai.djl.distributed.Work;
 import ai.djl.distributed.pg.Distributed;
 import ai.djl.distributed.pg.ProcessGroup;
 import ai.djl.distributed.pg.ProcessGroups;
-import ai.djl.distributed.pg.ReduceOp;
-import ai.djl.distributed.pg.Work;
 import ai.djl.distributed.rendezvous.Rendezvous;
 import ai.djl.distributed.store.PrefixStore;
 import ai.djl.distributed.store.Store;

@@ -8,6 +8,7 @@ import static ai.djl.distributed.pg.Expect.values;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import ai.djl.distributed.ReduceOp;
 import ai.djl.distributed.backend.cpu.algorithm.AllReduce;
 import ai.djl.distributed.testing.MultiRank;
 import ai.djl.ndarray.NDArray;

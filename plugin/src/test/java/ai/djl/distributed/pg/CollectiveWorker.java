@@ -1,7 +1,7 @@
 package ai.djl.distributed.pg;
 
 import ai.djl.Device;
-import ai.djl.distributed.backend.CommunicationException;
+import ai.djl.distributed.CommunicationException;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDManager;
 

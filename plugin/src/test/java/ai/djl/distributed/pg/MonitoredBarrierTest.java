@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import ai.djl.distributed.backend.CommunicationException;
+import ai.djl.distributed.CommunicationException;
 import ai.djl.distributed.store.Store;
 import ai.djl.distributed.store.StoreTimeoutException;
 import ai.djl.distributed.testing.MultiRank;

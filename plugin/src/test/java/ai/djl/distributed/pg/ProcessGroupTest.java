@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.djl.distributed.ReduceOp;
+import ai.djl.distributed.Work;
 import ai.djl.distributed.testing.MultiRank;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.types.DataType;

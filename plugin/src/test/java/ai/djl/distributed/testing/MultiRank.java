@@ -1,7 +1,7 @@
 package ai.djl.distributed.testing;
 
 import ai.djl.Device;
-import ai.djl.distributed.backend.CommunicationException;
+import ai.djl.distributed.CommunicationException;
 import ai.djl.distributed.pg.ProcessGroup;
 import ai.djl.distributed.pg.ProcessGroups;
 import ai.djl.distributed.store.HashStore;

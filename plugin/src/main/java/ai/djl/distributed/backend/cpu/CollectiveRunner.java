@@ -1,16 +1,16 @@
 package ai.djl.distributed.backend.cpu;
 
+import ai.djl.distributed.CommunicationException;
+import ai.djl.distributed.ReduceOp;
+import ai.djl.distributed.Work;
 import ai.djl.distributed.backend.CallerWaits;
-import ai.djl.distributed.backend.CommunicationException;
+import ai.djl.distributed.backend.FutureWork;
 import ai.djl.distributed.backend.cpu.algorithm.CollectiveContext;
 import ai.djl.distributed.backend.cpu.algorithm.ScratchSpace;
 import ai.djl.distributed.backend.cpu.reduce.TorchReductions;
 import ai.djl.distributed.backend.cpu.transport.Deadline;
 import ai.djl.distributed.backend.cpu.transport.OpSignature;
 import ai.djl.distributed.backend.cpu.transport.Transport;
-import ai.djl.distributed.pg.FutureWork;
-import ai.djl.distributed.pg.ReduceOp;
-import ai.djl.distributed.pg.Work;
 import ai.djl.ndarray.types.DataType;
 
 import java.time.Duration;

@@ -11,6 +11,8 @@ import static ai.djl.distributed.backend.cpu.transport.OpSignature.REDUCE_SCATTE
 import static ai.djl.distributed.backend.cpu.transport.OpSignature.SCATTER;
 
 import ai.djl.Device;
+import ai.djl.distributed.ReduceOp;
+import ai.djl.distributed.Work;
 import ai.djl.distributed.backend.Backend;
 import ai.djl.distributed.backend.cpu.algorithm.AllReduce;
 import ai.djl.distributed.backend.cpu.algorithm.Barrier;
@@ -21,8 +23,6 @@ import ai.djl.distributed.backend.cpu.algorithm.Ring;
 import ai.djl.distributed.backend.cpu.reduce.TorchReductions;
 import ai.djl.distributed.backend.cpu.transport.OpSignature;
 import ai.djl.distributed.backend.cpu.transport.Transport;
-import ai.djl.distributed.pg.ReduceOp;
-import ai.djl.distributed.pg.Work;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDManager;
 import ai.djl.ndarray.types.DataType;

@@ -1,11 +1,11 @@
 package ai.djl.distributed.backend.cpu;
 
-import ai.djl.distributed.backend.CommunicationException;
+import ai.djl.distributed.CommunicationException;
+import ai.djl.distributed.Work;
+import ai.djl.distributed.backend.FutureWork;
 import ai.djl.distributed.backend.cpu.transport.OpSignature;
 import ai.djl.distributed.backend.cpu.transport.Transfer;
 import ai.djl.distributed.backend.cpu.transport.Transport;
-import ai.djl.distributed.pg.FutureWork;
-import ai.djl.distributed.pg.Work;
 import ai.djl.ndarray.NDArray;
 
 import java.time.Duration;

@@ -1,6 +1,7 @@
 package ai.djl.distributed.backend.cpu.algorithm;
 
-import ai.djl.distributed.backend.CommunicationException;
+import ai.djl.distributed.CommunicationException;
+import ai.djl.distributed.ReduceOp;
 import ai.djl.distributed.backend.cpu.reduce.TorchReductions;
 import ai.djl.distributed.backend.cpu.transport.Deadline;
 import ai.djl.distributed.backend.cpu.transport.OpSignature;
@@ -9,7 +10,6 @@ import ai.djl.distributed.backend.cpu.transport.Reducer;
 import ai.djl.distributed.backend.cpu.transport.ShmBoard;
 import ai.djl.distributed.backend.cpu.transport.Transfer;
 import ai.djl.distributed.backend.cpu.transport.Transport;
-import ai.djl.distributed.pg.ReduceOp;
 import ai.djl.ndarray.types.DataType;
 
 import java.nio.ByteBuffer;

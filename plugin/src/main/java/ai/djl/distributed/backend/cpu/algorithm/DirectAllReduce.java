@@ -1,6 +1,6 @@
 package ai.djl.distributed.backend.cpu.algorithm;
 
-import ai.djl.distributed.backend.CommunicationException;
+import ai.djl.distributed.CommunicationException;
 import ai.djl.distributed.backend.cpu.transport.PeerMemory;
 import ai.djl.distributed.backend.cpu.transport.ShmBoard;
 

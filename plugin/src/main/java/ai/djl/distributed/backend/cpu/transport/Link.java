@@ -1,6 +1,6 @@
 package ai.djl.distributed.backend.cpu.transport;
 
-import ai.djl.distributed.backend.CommunicationException;
+import ai.djl.distributed.CommunicationException;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

@@ -1,7 +1,7 @@
 package ai.djl.distributed.backend.cpu.transport;
 
+import ai.djl.distributed.CommunicationException;
 import ai.djl.distributed.backend.AbortNotices;
-import ai.djl.distributed.backend.CommunicationException;
 
 /**
  * The connection to a peer ended without the peer saying why: end of stream, a reset, a broken

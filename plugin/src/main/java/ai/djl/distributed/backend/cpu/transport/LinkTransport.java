@@ -1,7 +1,7 @@
 package ai.djl.distributed.backend.cpu.transport;
 
+import ai.djl.distributed.CommunicationException;
 import ai.djl.distributed.backend.AbortNotices;
-import ai.djl.distributed.backend.CommunicationException;
 import ai.djl.distributed.backend.Waits;
 
 import org.slf4j.Logger;

@@ -1,6 +1,6 @@
 package ai.djl.distributed.backend.cpu.transport;
 
-import ai.djl.distributed.backend.CommunicationException;
+import ai.djl.distributed.CommunicationException;
 
 /** The errors for ranks that disagree on their collectives, naming both sides. */
 final class Mismatch {

@@ -1,6 +1,6 @@
 package ai.djl.distributed.backend.cpu.transport;
 
-import ai.djl.distributed.pg.ReduceOp;
+import ai.djl.distributed.ReduceOp;
 import ai.djl.ndarray.types.DataType;
 
 /**

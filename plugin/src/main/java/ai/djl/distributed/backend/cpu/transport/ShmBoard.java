@@ -10,7 +10,7 @@ import static ai.djl.distributed.backend.cpu.transport.BoardPage.phaseOf;
 import static ai.djl.distributed.backend.cpu.transport.BoardPage.postOf;
 import static ai.djl.distributed.backend.cpu.transport.BoardPage.state;
 
-import ai.djl.distributed.backend.CommunicationException;
+import ai.djl.distributed.CommunicationException;
 
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;

@@ -1,6 +1,6 @@
 package ai.djl.distributed.backend.cpu.transport;
 
-import ai.djl.distributed.backend.CommunicationException;
+import ai.djl.distributed.CommunicationException;
 
 import com.sun.jna.LastErrorException;
 import com.sun.jna.Library;

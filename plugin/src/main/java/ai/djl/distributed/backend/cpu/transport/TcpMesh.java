@@ -1,6 +1,6 @@
 package ai.djl.distributed.backend.cpu.transport;
 
-import ai.djl.distributed.backend.CommunicationException;
+import ai.djl.distributed.CommunicationException;
 import ai.djl.distributed.store.Store;
 import ai.djl.distributed.store.StoreTimeoutException;
 

@@ -1,6 +1,6 @@
 package ai.djl.distributed.backend.cpu.transport;
 
-import ai.djl.distributed.backend.CommunicationException;
+import ai.djl.distributed.CommunicationException;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;

@@ -3,7 +3,7 @@ package ai.djl.distributed.backend.cpu.reduce;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import ai.djl.distributed.pg.ReduceOp;
+import ai.djl.distributed.ReduceOp;
 import ai.djl.ndarray.types.DataType;
 
 import org.junit.jupiter.api.Test;

@@ -1,6 +1,6 @@
 package ai.djl.distributed.backend.cpu.reduce;
 
-import ai.djl.distributed.pg.ReduceOp;
+import ai.djl.distributed.ReduceOp;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDManager;
 import ai.djl.ndarray.types.DataType;

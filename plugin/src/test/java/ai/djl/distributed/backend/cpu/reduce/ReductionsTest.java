@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import ai.djl.distributed.pg.ReduceOp;
+import ai.djl.distributed.ReduceOp;
 import ai.djl.ndarray.types.DataType;
 
 import org.junit.jupiter.params.ParameterizedTest;

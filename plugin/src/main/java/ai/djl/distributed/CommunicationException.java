@@ -1,6 +1,4 @@
-package ai.djl.distributed.backend;
-
-import ai.djl.distributed.DistributedException;
+package ai.djl.distributed;
 
 /**
  * A collective or point-to-point operation failed: a peer died or closed its group, the ranks

@@ -1,4 +1,4 @@
-package ai.djl.distributed.pg;
+package ai.djl.distributed;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;

@@ -1,7 +1,7 @@
-package ai.djl.distributed.pg;
+package ai.djl.distributed.backend;
 
 import ai.djl.distributed.DistributedException;
-import ai.djl.distributed.backend.Waits;
+import ai.djl.distributed.Work;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -154,8 +154,8 @@ public final class FutureWork implements Work {
     }
 
     private static DistributedException rethrown(DistributedException e) {
-        if (e instanceof ai.djl.distributed.backend.CommunicationException ce) {
-            return new ai.djl.distributed.backend.CommunicationException(
+        if (e instanceof ai.djl.distributed.CommunicationException ce) {
+            return new ai.djl.distributed.CommunicationException(
                     ce.getMessage(), ce.getPeerRank(), ce);
         }
         return new DistributedException(e.getMessage(), e);

@@ -1,0 +1,101 @@
+package ai.djl.distributed.architecture;
+
+import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.core.importer.Location;
+
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The layers of the whole project, checked on the main classes of every module (this module's test
+ * classpath holds them all): each layer imports only the layers below it, and no package depends on
+ * itself through others.
+ *
+ * <pre>
+ * shared vocabulary (ai.djl.distributed: exceptions, Work, ReduceOp)
+ *   &lt;- store &lt;- rendezvous &lt;- backend &lt;- pg &lt;- ddp, fsdp &lt;- examples
+ *   the launcher on rendezvous and stores; the command line and benchmarks beside pg;
+ *   the GPT model (transformer) on DJL alone, used by examples
+ * </pre>
+ */
+class ArchitectureTest {
+
+    private static JavaClasses classes;
+
+    @BeforeAll
+    static void importMainClasses() {
+        classes =
+                new ClassFileImporter()
+                        .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                        .withImportOption(ArchitectureTest::notATestJar)
+                        .importPackages("ai.djl.distributed");
+    }
+
+    /** Test jars (the plugin's in-process harness) are not main code. */
+    private static boolean notATestJar(Location location) {
+        return !location.contains("-tests.jar") && !location.contains("/test-classes/");
+    }
+
+    @Test
+    void everyLayerImportsOnlyTheLayersBelowIt() {
+        layeredArchitecture()
+                .consideringOnlyDependenciesInLayers()
+                .layer("Vocabulary")
+                .definedBy("ai.djl.distributed")
+                .layer("Store")
+                .definedBy("ai.djl.distributed.store..")
+                .layer("Rendezvous")
+                .definedBy("ai.djl.distributed.rendezvous..")
+                .layer("Backend")
+                .definedBy("ai.djl.distributed.backend..")
+                .layer("ProcessGroup")
+                .definedBy("ai.djl.distributed.pg..")
+                .layer("Launcher")
+                .definedBy("ai.djl.distributed.launch..")
+                .layer("Tools")
+                .definedBy("ai.djl.distributed.cli..", "ai.djl.distributed.bench..")
+                .layer("Parallel")
+                .definedBy("ai.djl.distributed.ddp..", "ai.djl.distributed.fsdp..")
+                .layer("Model")
+                .definedBy("ai.djl.distributed.transformer..")
+                .layer("Examples")
+                .definedBy("ai.djl.distributed.examples..")
+                .whereLayer("Examples")
+                .mayNotBeAccessedByAnyLayer()
+                .whereLayer("Model")
+                .mayOnlyBeAccessedByLayers("Examples")
+                .whereLayer("Parallel")
+                .mayOnlyBeAccessedByLayers("Examples")
+                .whereLayer("Tools")
+                .mayOnlyBeAccessedByLayers("Tools", "Examples")
+                .whereLayer("Launcher")
+                .mayOnlyBeAccessedByLayers("Tools", "Examples")
+                .whereLayer("ProcessGroup")
+                .mayOnlyBeAccessedByLayers("Parallel", "Tools", "Examples")
+                .whereLayer("Backend")
+                .mayOnlyBeAccessedByLayers("ProcessGroup", "Tools", "Examples")
+                .whereLayer("Rendezvous")
+                .mayOnlyBeAccessedByLayers(
+                        "Backend", "ProcessGroup", "Launcher", "Tools", "Parallel", "Examples")
+                .whereLayer("Store")
+                .mayOnlyBeAccessedByLayers(
+                        "Rendezvous",
+                        "Backend",
+                        "ProcessGroup",
+                        "Launcher",
+                        "Tools",
+                        "Parallel",
+                        "Examples")
+                .check(classes);
+    }
+
+    @Test
+    void noPackageDependsOnItselfThroughOthers() {
+        slices().matching("ai.djl.distributed.(**)").should().beFreeOfCycles().check(classes);
+    }
+}
