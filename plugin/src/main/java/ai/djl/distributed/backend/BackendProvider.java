@@ -1,14 +1,15 @@
 package ai.djl.distributed.backend;
 
-import ai.djl.distributed.store.Store;
+import ai.djl.Device;
 
-import java.time.Duration;
 import java.util.List;
 
 /**
  * Creates backends of one kind; found through {@link java.util.ServiceLoader}, as DJL finds its
  * engines. Register an implementation in {@code
- * META-INF/services/ai.djl.distributed.backend.BackendProvider}.
+ * META-INF/services/ai.djl.distributed.backend.BackendProvider}. A process group holds one backend
+ * per device type ({@code "cpu:cpu,gpu:nccl"}, as c10d's {@code "cpu:gloo,cuda:nccl"}), each made
+ * by the provider named for that device type.
  */
 public interface BackendProvider {
 
@@ -20,13 +21,21 @@ public interface BackendProvider {
     List<String> getNames();
 
     /**
-     * Creates a backend for one group; blocks until its peers have joined.
+     * Returns the DJL device types whose arrays this provider's backends take, the one a group gets
+     * when its backend is named alone first (e.g. {@code "cpu"} alone means {@code "cpu:cpu"}).
      *
-     * @param store the group's store, namespaced for this group and backend
-     * @param rank this process's rank in the group
-     * @param size the group's size
-     * @param timeout the bound of every blocking step, setup included
-     * @return the backend
+     * @return the device types
      */
-    Backend create(Store store, int rank, int size, Duration timeout);
+    default List<String> getDeviceTypes() {
+        return List.of(Device.Type.CPU);
+    }
+
+    /**
+     * Creates a backend for one group and device type; blocks until its peers have joined.
+     *
+     * @param context the group's store, rank, size, the device type, the timeout and the options
+     * @return the backend
+     * @throws IllegalArgumentException for an option the backend does not take, or a bad value
+     */
+    Backend create(BackendContext context);
 }

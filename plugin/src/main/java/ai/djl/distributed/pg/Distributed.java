@@ -40,11 +40,29 @@ public final class Distributed {
      */
     public static synchronized ProcessGroup initProcessGroup(
             String backend, String initMethod, int rank, int worldSize, Duration timeout) {
+        return initProcessGroup(
+                ProcessGroups.builder()
+                        .setBackend(backend)
+                        .optInitMethod(initMethod)
+                        .optRank(rank)
+                        .optWorldSize(worldSize)
+                        .optTimeout(timeout));
+    }
+
+    /**
+     * Initialises the world from a builder (several backends, backend options, the debug level).
+     * Blocks until every rank has joined.
+     *
+     * @param builder the world's settings
+     * @return the world group
+     * @throws IllegalStateException if the world is already initialised
+     */
+    public static synchronized ProcessGroup initProcessGroup(ProcessGroups.Builder builder) {
         if (world != null) {
             throw new IllegalStateException(
                     "the default process group is already initialised (destroyProcessGroup first)");
         }
-        world = ProcessGroups.init(backend, initMethod, rank, worldSize, timeout);
+        world = builder.build();
         return world;
     }
 

@@ -1,6 +1,7 @@
 package ai.djl.distributed.pg;
 
 import ai.djl.distributed.backend.Backend;
+import ai.djl.distributed.backend.BackendContext;
 import ai.djl.distributed.backend.BackendProvider;
 import ai.djl.distributed.store.PrefixStore;
 import ai.djl.distributed.store.Store;
@@ -8,20 +9,26 @@ import ai.djl.distributed.store.Store;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
  * What the groups of one world share: the store, laid out as PyTorch lays it out ({@code
- * default_pg/<group name>/<backend>/...}), the backend provider, the counter that names sub-groups,
- * and the list of live groups. Closing the world group closes everything.
+ * default_pg/<group name>/<device type>/...}, one namespace per backend), the backend providers by
+ * device type and their options, the debug level, the counter that names sub-groups, and the list
+ * of live groups. Closing the world group closes everything.
  */
 final class GroupContext {
 
     private final Store userStore;
     private final boolean ownsStore;
     private final Store root;
-    private final BackendProvider provider;
+    private final String backendName;
+    private final Map<String, BackendProvider> providers; // device type -> provider, in order
+    private final Map<String, Map<String, String>> options; // provider's own name -> options
+    private final DebugLevel debug;
     private final int worldRank;
     private final int worldSize;
     private final List<ProcessGroup> groups = new ArrayList<>();
@@ -32,13 +39,16 @@ final class GroupContext {
     GroupContext(
             Store userStore,
             boolean ownsStore,
-            BackendProvider provider,
+            GroupSettings settings,
             int worldRank,
             int worldSize) {
         this.userStore = userStore;
         this.ownsStore = ownsStore;
         this.root = new PrefixStore("default_pg", userStore);
-        this.provider = provider;
+        this.backendName = settings.backend().toString();
+        this.providers = settings.providers();
+        this.options = settings.optionsByProvider();
+        this.debug = settings.debug();
         this.worldRank = worldRank;
         this.worldSize = worldSize;
     }
@@ -84,9 +94,43 @@ final class GroupContext {
     }
 
     private ProcessGroup create(String name, int rank, int[] ranks, Duration timeout) {
-        Store store = new PrefixStore(provider.getNames().get(0), groupStore(name));
-        Backend backend = provider.create(store, rank, ranks.length, timeout);
-        ProcessGroup g = new ProcessGroup(this, name, rank, ranks, backend, timeout);
+        Store group = groupStore(name);
+        Map<String, Backend> backends = new LinkedHashMap<>();
+        CollectiveCheck check = null;
+        try {
+            for (Map.Entry<String, BackendProvider> e : providers.entrySet()) {
+                String device = e.getKey();
+                BackendProvider provider = e.getValue();
+                backends.put(
+                        device,
+                        provider.create(
+                                new BackendContext(
+                                        new PrefixStore(device, group),
+                                        rank,
+                                        ranks.length,
+                                        device,
+                                        timeout,
+                                        options.getOrDefault(
+                                                provider.getNames().get(0), Map.of()))));
+            }
+            if (debug == DebugLevel.DETAIL) {
+                check =
+                        CollectiveCheck.create(
+                                new PrefixStore("debug", group), rank, ranks.length, timeout);
+            }
+        } catch (RuntimeException e) {
+            new DeviceBackends(backendName, backends).close();
+            throw e;
+        }
+        ProcessGroup g =
+                new ProcessGroup(
+                        this,
+                        name,
+                        rank,
+                        ranks,
+                        new DeviceBackends(backendName, backends),
+                        check,
+                        timeout);
         synchronized (this) {
             groups.add(g);
         }
@@ -129,7 +173,7 @@ final class GroupContext {
         // timeout, and meanwhile every other group must stay usable. Sub-groups close first, then
         // the world, then the store they all met in.
         for (int i = toClose.size() - 1; i >= 0; i--) {
-            toClose.get(i).backend().close();
+            toClose.get(i).closeBackends();
         }
         if (group == world && ownsStore) {
             userStore.close();

@@ -13,7 +13,8 @@ import java.util.List;
 /**
  * Collectives on byte arrays (serialized objects), as {@code broadcast_object_list}, {@code
  * all_gather_object}, {@code gather_object} and {@code scatter_object_list}: the lengths go first,
- * then the payloads padded to the longest, as uint8 arrays on the group's backend. Blocking; every
+ * then the payloads padded to the longest, as uint8 arrays on the group's default device (the CPU
+ * where the group has a CPU backend, see {@link ProcessGroup#getDefaultDevice()}). Blocking; every
  * rank of the group must call the same method in the same order. Thread-safe.
  */
 public final class ObjectCollectives {
@@ -37,7 +38,7 @@ public final class ObjectCollectives {
         if (root && bytes == null) {
             throw new IllegalArgumentException("bytes: null (expected: the payload on the source)");
         }
-        try (NDManager m = NDManager.newBaseManager(ai.djl.Device.cpu())) {
+        try (NDManager m = NDManager.newBaseManager(group.getDefaultDevice())) {
             NDArray length = m.create(new long[] {root ? bytes.length : 0});
             group.broadcast(length, src);
             int n = Math.toIntExact(length.getLong());
@@ -54,7 +55,7 @@ public final class ObjectCollectives {
      * @return every rank's payload, by rank
      */
     public List<byte[]> allGather(byte[] bytes) {
-        try (NDManager m = NDManager.newBaseManager(ai.djl.Device.cpu())) {
+        try (NDManager m = NDManager.newBaseManager(group.getDefaultDevice())) {
             long[] lengths = lengths(m, bytes);
             int max = (int) Arrays.stream(lengths).max().orElse(0);
             NDArray out = m.zeros(new Shape((long) max * group.getSize()), DataType.UINT8);
@@ -72,7 +73,7 @@ public final class ObjectCollectives {
      */
     public List<byte[]> gather(byte[] bytes, int dst) {
         Checks.rank("dst", dst, group.getSize());
-        try (NDManager m = NDManager.newBaseManager(ai.djl.Device.cpu())) {
+        try (NDManager m = NDManager.newBaseManager(group.getDefaultDevice())) {
             long[] lengths = lengths(m, bytes);
             int max = (int) Arrays.stream(lengths).max().orElse(0);
             List<NDArray> outs = new ArrayList<>();
@@ -119,7 +120,7 @@ public final class ObjectCollectives {
                         "payloads[" + i + "]: null (expected: a payload for every rank)");
             }
         }
-        try (NDManager m = NDManager.newBaseManager(ai.djl.Device.cpu())) {
+        try (NDManager m = NDManager.newBaseManager(group.getDefaultDevice())) {
             long[] all = new long[size];
             if (root) {
                 for (int i = 0; i < size; i++) {

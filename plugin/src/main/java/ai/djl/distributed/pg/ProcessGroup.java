@@ -1,5 +1,6 @@
 package ai.djl.distributed.pg;
 
+import ai.djl.Device;
 import ai.djl.distributed.ReduceOp;
 import ai.djl.distributed.Work;
 import ai.djl.distributed.backend.Backend;
@@ -7,11 +8,12 @@ import ai.djl.distributed.backend.CallerWaits;
 import ai.djl.distributed.store.Store;
 import ai.djl.distributed.store.Stores;
 import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.types.DataType;
 
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.Supplier;
+import java.util.function.Function;
 
 /**
  * A group of ranks that run collectives together: torch.distributed's {@code ProcessGroup}, on DJL
@@ -44,7 +46,8 @@ public final class ProcessGroup implements AutoCloseable {
     private final int rank;
     private final int size;
     private final int[] globalRanks;
-    private final Backend backend;
+    private final DeviceBackends backends;
+    private final CollectiveCheck check; // null unless the debug level is DETAIL
     private final Duration timeout;
     private final ObjectCollectives objects;
     private final MonitoredBarrier monitoredBarrier;
@@ -54,14 +57,16 @@ public final class ProcessGroup implements AutoCloseable {
             String name,
             int rank,
             int[] globalRanks,
-            Backend backend,
+            DeviceBackends backends,
+            CollectiveCheck check,
             Duration timeout) {
         this.context = context;
         this.name = name;
         this.rank = rank;
         this.size = globalRanks.length;
         this.globalRanks = globalRanks.clone();
-        this.backend = backend;
+        this.backends = backends;
+        this.check = check;
         this.timeout = timeout;
         this.objects = new ObjectCollectives(this);
         this.monitoredBarrier = new MonitoredBarrier(this, context.groupStore(name));
@@ -95,12 +100,13 @@ public final class ProcessGroup implements AutoCloseable {
     }
 
     /**
-     * Returns the backend's name (e.g. "cpu").
+     * Returns the group's backend string as it was given, lower case: {@code "cpu"}, {@code
+     * "gloo"}, or pairs such as {@code "cpu:cpu,gpu:nccl"} (PyTorch's {@code get_backend}).
      *
-     * @return the name
+     * @return the backend string
      */
     public String getBackendName() {
-        return backend.getName();
+        return backends.name();
     }
 
     /**
@@ -171,7 +177,8 @@ public final class ProcessGroup implements AutoCloseable {
     public Work broadcastAsync(NDArray array, int src) {
         Checks.array("array", array);
         Checks.rank("src", src, size);
-        return run(() -> backend.broadcast(array, src));
+        List<NDArray> a = List.of(array);
+        return run(Collective.BROADCAST, null, src, a, a, b -> b.broadcast(array, src));
     }
 
     /**
@@ -224,7 +231,8 @@ public final class ProcessGroup implements AutoCloseable {
     public Work allReduceCoalescedAsync(List<NDArray> arrays, ReduceOp op) {
         Checks.sameType("arrays", arrays);
         Checks.reduceOp(op, arrays.get(0).getDataType());
-        return run(() -> backend.allReduce(List.copyOf(arrays), op));
+        List<NDArray> a = List.copyOf(arrays);
+        return run(Collective.ALL_REDUCE, op, -1, a, a, b -> b.allReduce(a, op));
     }
 
     /**
@@ -250,7 +258,8 @@ public final class ProcessGroup implements AutoCloseable {
         Checks.array("array", array);
         Checks.rank("dst", dst, size);
         Checks.reduceOp(op, array.getDataType());
-        return run(() -> backend.reduce(array, dst, op));
+        List<NDArray> a = List.of(array);
+        return run(Collective.REDUCE, op, dst, a, a, b -> b.reduce(array, dst, op));
     }
 
     /**
@@ -273,7 +282,14 @@ public final class ProcessGroup implements AutoCloseable {
     public Work allGatherAsync(List<NDArray> outputs, NDArray input) {
         Checks.array("input", input);
         Checks.list("outputs", outputs, size, input.getDataType(), input.getShape());
-        return run(() -> backend.allGather(List.copyOf(outputs), input));
+        List<NDArray> o = List.copyOf(outputs);
+        return run(
+                Collective.ALL_GATHER,
+                null,
+                -1,
+                with(input, o),
+                List.of(input),
+                b -> b.allGather(o, input));
     }
 
     /**
@@ -298,7 +314,13 @@ public final class ProcessGroup implements AutoCloseable {
         Checks.array("input", input);
         Checks.like("output", output, input.getDataType(), output.getShape());
         Checks.elements("output", output, input.size() * size);
-        return run(() -> backend.allGatherIntoTensor(output, input));
+        return run(
+                Collective.ALL_GATHER_INTO_TENSOR,
+                null,
+                -1,
+                List.of(output, input),
+                List.of(output, input),
+                b -> b.allGatherIntoTensor(output, input));
     }
 
     /**
@@ -330,7 +352,13 @@ public final class ProcessGroup implements AutoCloseable {
             outs = List.copyOf(outputs);
         }
         List<NDArray> o = outs;
-        return run(() -> backend.gather(o, input, dst));
+        return run(
+                Collective.GATHER,
+                null,
+                dst,
+                with(input, o),
+                List.of(input),
+                b -> b.gather(o, input, dst));
     }
 
     /**
@@ -362,7 +390,13 @@ public final class ProcessGroup implements AutoCloseable {
             ins = List.copyOf(inputs);
         }
         List<NDArray> i = ins;
-        return run(() -> backend.scatter(output, i, src));
+        return run(
+                Collective.SCATTER,
+                null,
+                src,
+                with(output, i),
+                List.of(output),
+                b -> b.scatter(output, i, src));
     }
 
     /**
@@ -388,7 +422,14 @@ public final class ProcessGroup implements AutoCloseable {
         Checks.array("output", output);
         Checks.list("inputs", inputs, size, output.getDataType(), output.getShape());
         Checks.reduceOp(op, output.getDataType());
-        return run(() -> backend.reduceScatter(output, List.copyOf(inputs), op));
+        List<NDArray> i = List.copyOf(inputs);
+        return run(
+                Collective.REDUCE_SCATTER,
+                op,
+                -1,
+                with(output, i),
+                with(output, i),
+                b -> b.reduceScatter(output, i, op));
     }
 
     /**
@@ -416,7 +457,13 @@ public final class ProcessGroup implements AutoCloseable {
         Checks.like("input", input, output.getDataType(), input.getShape());
         Checks.elements("input", input, output.size() * size);
         Checks.reduceOp(op, output.getDataType());
-        return run(() -> backend.reduceScatterTensor(output, input, op));
+        return run(
+                Collective.REDUCE_SCATTER_TENSOR,
+                op,
+                -1,
+                List.of(output, input),
+                List.of(output, input),
+                b -> b.reduceScatterTensor(output, input, op));
     }
 
     /**
@@ -457,7 +504,12 @@ public final class ProcessGroup implements AutoCloseable {
                 outputs.get(0).getShape());
         // This rank's own block never crosses the wire, so no peer could catch a mismatch there.
         Checks.elements("outputs[" + rank + "]", outputs.get(rank), inputs.get(rank).size());
-        return run(() -> backend.allToAll(List.copyOf(outputs), List.copyOf(inputs)));
+        List<NDArray> o = List.copyOf(outputs);
+        List<NDArray> i = List.copyOf(inputs);
+        List<NDArray> all = new ArrayList<>(o);
+        all.addAll(i);
+        // Blocks may differ in size from rank to rank: only the type is compared across ranks.
+        return run(Collective.ALL_TO_ALL, null, -1, all, List.of(), b -> b.allToAll(o, i));
     }
 
     /**
@@ -509,7 +561,13 @@ public final class ProcessGroup implements AutoCloseable {
                             + inElements
                             + " elements: this rank's block to itself)");
         }
-        return run(() -> backend.allToAllSingle(output, input, outs, ins));
+        return run(
+                Collective.ALL_TO_ALL_SINGLE,
+                null,
+                -1,
+                List.of(output, input),
+                List.of(),
+                b -> b.allToAllSingle(output, input, outs, ins));
     }
 
     /** Blocks until every rank of the group has entered the barrier. */
@@ -523,7 +581,7 @@ public final class ProcessGroup implements AutoCloseable {
      * @return the work, complete once every rank has entered
      */
     public Work barrierAsync() {
-        return run(backend::barrier);
+        return run(Collective.BARRIER, null, -1, List.of(), List.of(), Backend::barrier);
     }
 
     /**
@@ -590,7 +648,7 @@ public final class ProcessGroup implements AutoCloseable {
         Checks.array("array", array);
         Checks.peer("dst", dst, rank, size);
         Checks.tag(tag);
-        return run(() -> backend.send(array, dst, tag));
+        return pointToPoint(array, b -> b.send(array, dst, tag));
     }
 
     /**
@@ -616,7 +674,7 @@ public final class ProcessGroup implements AutoCloseable {
         Checks.array("array", array);
         Checks.peer("src", src, rank, size);
         Checks.tag(tag);
-        return run(() -> backend.recv(array, src, tag));
+        return pointToPoint(array, b -> b.recv(array, src, tag));
     }
 
     /**
@@ -671,8 +729,36 @@ public final class ProcessGroup implements AutoCloseable {
         context.close(this);
     }
 
-    Backend backend() {
-        return backend;
+    /** Closes the group's backends and its mismatch check; called once, by the context. */
+    void closeBackends() {
+        try {
+            backends.close();
+        } finally {
+            if (check != null) {
+                check.close();
+            }
+        }
+    }
+
+    /**
+     * Returns the device that operations without arrays, and object collectives, run on: the CPU
+     * where the group has a CPU backend, else its first device type's device 0.
+     *
+     * @return the device
+     */
+    public Device getDefaultDevice() {
+        String type = backends.defaultDeviceType();
+        return Device.Type.CPU.equals(type) ? Device.cpu() : Device.of(type, 0);
+    }
+
+    /**
+     * Describes the group: its name, this rank, the size and each device type's backend.
+     *
+     * @return the description
+     */
+    @Override
+    public String toString() {
+        return "ProcessGroup(" + name + ", rank " + rank + " of " + size + ", " + backends + ")";
     }
 
     GroupContext context() {
@@ -683,8 +769,44 @@ public final class ProcessGroup implements AutoCloseable {
         return context.store();
     }
 
-    private Work run(Supplier<Work> op) {
+    /**
+     * Runs a collective on the backend of its arrays' device type, after the mismatch check (debug
+     * level DETAIL) has compared it across ranks.
+     *
+     * @param kind the collective
+     * @param op its reduction, or null
+     * @param root its root, or -1
+     * @param arrays every array it reads or writes, to pick the backend
+     * @param agreed the arrays whose shapes every rank must agree on (the type of the first of
+     *     {@code arrays} is compared in any case)
+     * @param call the call on the chosen backend
+     * @return its work
+     */
+    private Work run(
+            Collective kind,
+            ReduceOp op,
+            int root,
+            List<NDArray> arrays,
+            List<NDArray> agreed,
+            Function<Backend, Work> call) {
         context.checkOpen(this);
-        return op.get();
+        Backend backend = backends.forArrays(arrays);
+        if (check != null) {
+            DataType type = arrays.isEmpty() ? null : arrays.get(0).getDataType();
+            check.verify(kind, op, root, type, agreed);
+        }
+        return call.apply(backend);
+    }
+
+    private Work pointToPoint(NDArray array, Function<Backend, Work> call) {
+        context.checkOpen(this);
+        return call.apply(backends.forArrays(List.of(array)));
+    }
+
+    private static List<NDArray> with(NDArray one, List<NDArray> more) {
+        List<NDArray> all = new ArrayList<>(more.size() + 1);
+        all.add(one);
+        all.addAll(more);
+        return all;
     }
 }

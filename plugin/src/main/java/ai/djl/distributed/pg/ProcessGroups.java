@@ -1,12 +1,16 @@
 package ai.djl.distributed.pg;
 
 import ai.djl.distributed.backend.BackendProvider;
+import ai.djl.distributed.rendezvous.DistributedEnv;
 import ai.djl.distributed.rendezvous.Rendezvous;
 import ai.djl.distributed.store.Store;
+import ai.djl.distributed.store.Stores;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.ServiceLoader;
 
 /**
@@ -22,10 +26,20 @@ public final class ProcessGroups {
     private ProcessGroups() {}
 
     /**
+     * Returns a builder of a world group, for what the shorthands below do not offer: several
+     * backends ({@code "cpu:cpu,gpu:nccl"}), backend options, the debug level.
+     *
+     * @return the builder
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
      * Creates the world group after a rendezvous through an init method. Blocks until every rank
      * has joined and connected, or the timeout passes.
      *
-     * @param backend the backend's name: "cpu" (alias "gloo")
+     * @param backend the backend string: "cpu" (alias "gloo"), or pairs such as "cpu:cpu,gpu:nccl"
      * @param initMethod {@code env://}, {@code tcp://host:port} or {@code file:///path}
      * @param rank this rank, or -1 to read it from the URL or the environment
      * @param worldSize the number of ranks, or -1 to read it from the URL or the environment
@@ -34,22 +48,20 @@ public final class ProcessGroups {
      */
     public static ProcessGroup init(
             String backend, String initMethod, int rank, int worldSize, Duration timeout) {
-        BackendProvider provider = provider(backend);
-        Rendezvous.Result r = Rendezvous.create(initMethod, rank, worldSize, timeout);
-        try {
-            return new GroupContext(r.store(), true, provider, r.rank(), r.worldSize())
-                    .createWorld(timeout);
-        } catch (RuntimeException e) {
-            r.close();
-            throw e;
-        }
+        return builder()
+                .setBackend(backend)
+                .optInitMethod(initMethod)
+                .optRank(rank)
+                .optWorldSize(worldSize)
+                .optTimeout(timeout)
+                .build();
     }
 
     /**
      * Creates the world group on a store every rank shares. Blocks until every rank has connected,
      * or the timeout passes.
      *
-     * @param backend the backend's name: "cpu" (alias "gloo")
+     * @param backend the backend string: "cpu" (alias "gloo"), or pairs such as "cpu:cpu,gpu:nccl"
      * @param store the store; the caller keeps owning it and closes it after the group
      * @param rank this rank
      * @param worldSize the number of ranks
@@ -58,18 +70,196 @@ public final class ProcessGroups {
      */
     public static ProcessGroup init(
             String backend, Store store, int rank, int worldSize, Duration timeout) {
-        if (worldSize <= 0) {
-            throw new IllegalArgumentException("worldSize: " + worldSize + " (expected: > 0)");
+        return builder()
+                .setBackend(backend)
+                .optStore(store)
+                .optRank(rank)
+                .optWorldSize(worldSize)
+                .optTimeout(timeout)
+                .build();
+    }
+
+    /**
+     * Builds a world group, as {@code torch.distributed.init_process_group}'s arguments: the
+     * backend string (required), then either an init method (default {@code env://}) or a store
+     * with this rank and the world size, the timeout (default {@link #DEFAULT_TIMEOUT}), options
+     * per backend, and the debug level (default: PyTorch's {@code TORCH_DISTRIBUTED_DEBUG}, else
+     * OFF). Not thread-safe; {@link #build()} may be called once per world.
+     */
+    public static final class Builder {
+
+        private String backend;
+        private String initMethod;
+        private Store store;
+        private int rank = -1;
+        private int worldSize = -1;
+        private Duration timeout = DEFAULT_TIMEOUT;
+        private final Map<String, Map<String, String>> options = new LinkedHashMap<>();
+        private DebugLevel debug;
+
+        private Builder() {}
+
+        /**
+         * Sets the backend string: one name ({@code "cpu"}, alias {@code "gloo"}), used for every
+         * device type it serves, or device-type pairs ({@code "cpu:cpu,gpu:nccl"}; PyTorch's {@code
+         * "cpu:gloo,cuda:nccl"} is read the same).
+         *
+         * @param backend the backend string
+         * @return this builder
+         */
+        public Builder setBackend(String backend) {
+            this.backend = backend;
+            return this;
         }
-        if (rank < 0 || rank >= worldSize) {
-            throw new IllegalArgumentException(
-                    "rank: " + rank + " (expected: in [0, " + worldSize + "))");
+
+        /**
+         * Sets the init method, as {@code init_process_group}'s {@code init_method}; exclusive with
+         * {@link #optStore}.
+         *
+         * @param initMethod {@code env://} (the default), {@code tcp://host:port} or {@code
+         *     file:///path}
+         * @return this builder
+         */
+        public Builder optInitMethod(String initMethod) {
+            this.initMethod = initMethod;
+            return this;
         }
-        if (timeout == null || timeout.isNegative() || timeout.isZero()) {
-            throw new IllegalArgumentException("timeout: " + timeout + " (expected: > 0)");
+
+        /**
+         * Sets a store every rank shares, instead of an init method; the caller keeps owning it and
+         * closes it after the group. {@link #optRank} and {@link #optWorldSize} are then required.
+         *
+         * @param store the store
+         * @return this builder
+         */
+        public Builder optStore(Store store) {
+            this.store = store;
+            return this;
         }
-        return new GroupContext(store, false, provider(backend), rank, worldSize)
-                .createWorld(timeout);
+
+        /**
+         * Sets this rank.
+         *
+         * @param rank the rank, or -1 (the default) to read it from the init method's URL or the
+         *     environment
+         * @return this builder
+         */
+        public Builder optRank(int rank) {
+            this.rank = rank;
+            return this;
+        }
+
+        /**
+         * Sets the world size.
+         *
+         * @param worldSize the number of ranks, or -1 (the default) to read it from the init
+         *     method's URL or the environment
+         * @return this builder
+         */
+        public Builder optWorldSize(int worldSize) {
+            this.worldSize = worldSize;
+            return this;
+        }
+
+        /**
+         * Sets the bound of the rendezvous and of every later operation.
+         *
+         * @param timeout the timeout, {@link #DEFAULT_TIMEOUT} by default
+         * @return this builder
+         */
+        public Builder optTimeout(Duration timeout) {
+            this.timeout = timeout;
+            return this;
+        }
+
+        /**
+         * Sets an option of one backend of the group, e.g. {@code ("cpu", "transport", "shm")};
+         * each backend refuses options it does not know, naming those it does.
+         *
+         * @param backend the backend's name (an alias works)
+         * @param key the option
+         * @param value its value
+         * @return this builder
+         */
+        public Builder optBackendOption(String backend, String key, String value) {
+            if (backend == null || key == null || value == null) {
+                throw new IllegalArgumentException(
+                        "backend option: "
+                                + backend
+                                + "."
+                                + key
+                                + "="
+                                + value
+                                + " (expected: a backend, a key and a value)");
+            }
+            options.computeIfAbsent(backend, b -> new LinkedHashMap<>()).put(key, value);
+            return this;
+        }
+
+        /**
+         * Sets the debug level; {@link DebugLevel#DETAIL} checks every collective across ranks
+         * before it runs.
+         *
+         * @param debug the level; by default PyTorch's {@code TORCH_DISTRIBUTED_DEBUG}, else OFF
+         * @return this builder
+         */
+        public Builder optDebugLevel(DebugLevel debug) {
+            this.debug = debug;
+            return this;
+        }
+
+        /**
+         * Creates the world group: validates the settings, meets the other ranks (through the init
+         * method or the store), and connects every backend. Blocks until every rank has joined, or
+         * the timeout passes.
+         *
+         * @return the world group; closing it destroys every group (and the store, when it came
+         *     from the init method)
+         * @throws IllegalArgumentException naming a setting that is missing or wrong
+         */
+        public ProcessGroup build() {
+            Stores.checkTimeout(timeout);
+            if (store != null && initMethod != null) {
+                throw new IllegalArgumentException(
+                        "initMethod: '"
+                                + initMethod
+                                + "' and a store (expected: one of them, as init_process_group)");
+            }
+            // Resolved first: an unknown backend fails before waiting for the other ranks.
+            GroupSettings settings =
+                    GroupSettings.resolve(
+                            BackendSpec.parse(backend),
+                            options,
+                            debug != null
+                                    ? debug
+                                    : DebugLevel.fromEnvironment(
+                                            DistributedEnv.fromProcess().get(DebugLevel.VARIABLE)));
+            if (store != null) {
+                if (worldSize <= 0) {
+                    throw new IllegalArgumentException(
+                            "worldSize: " + worldSize + " (expected: > 0)");
+                }
+                if (rank < 0 || rank >= worldSize) {
+                    throw new IllegalArgumentException(
+                            "rank: " + rank + " (expected: in [0, " + worldSize + "))");
+                }
+                return new GroupContext(store, false, settings, rank, worldSize)
+                        .createWorld(timeout);
+            }
+            Rendezvous.Result r =
+                    Rendezvous.create(
+                            initMethod == null ? Rendezvous.DEFAULT_INIT_METHOD : initMethod,
+                            rank,
+                            worldSize,
+                            timeout);
+            try {
+                return new GroupContext(r.store(), true, settings, r.rank(), r.worldSize())
+                        .createWorld(timeout);
+            } catch (RuntimeException e) {
+                r.close();
+                throw e;
+            }
+        }
     }
 
     /**

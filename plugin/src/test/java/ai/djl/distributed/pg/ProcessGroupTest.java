@@ -204,13 +204,11 @@ class ProcessGroupTest {
         for (String transport : new String[] {"tcp", "shm"}) {
             java.util.concurrent.CountDownLatch closed = new java.util.concurrent.CountDownLatch(1);
             ai.djl.distributed.store.HashStore store = new ai.djl.distributed.store.HashStore();
-            System.setProperty("DJL_DIST_TRANSPORT", transport);
             try {
                 Thread sender =
                         new Thread(
                                 () -> {
-                                    try (ProcessGroup g =
-                                                    ProcessGroups.init("cpu", store, 0, 2, T);
+                                    try (ProcessGroup g = group(store, 0, transport);
                                             ai.djl.ndarray.NDManager m =
                                                     ai.djl.ndarray.NDManager.newBaseManager()) {
                                         g.send(m.create(new int[] {42}), 1, 0);
@@ -219,7 +217,7 @@ class ProcessGroupTest {
                                     }
                                 });
                 sender.start();
-                try (ProcessGroup g = ProcessGroups.init("cpu", store, 1, 2, T);
+                try (ProcessGroup g = group(store, 1, transport);
                         ai.djl.ndarray.NDManager m = ai.djl.ndarray.NDManager.newBaseManager()) {
                     assertTrue(closed.await(30, java.util.concurrent.TimeUnit.SECONDS));
                     Thread.sleep(200); // let the goodbye arrive
@@ -229,10 +227,21 @@ class ProcessGroupTest {
                 }
                 sender.join();
             } finally {
-                System.clearProperty("DJL_DIST_TRANSPORT");
                 store.close();
             }
         }
+    }
+
+    private static ProcessGroup group(
+            ai.djl.distributed.store.Store store, int rank, String transport) {
+        return ProcessGroups.builder()
+                .setBackend("cpu")
+                .optStore(store)
+                .optRank(rank)
+                .optWorldSize(2)
+                .optTimeout(T)
+                .optBackendOption("cpu", "transport", transport)
+                .build();
     }
 
     @Test

@@ -16,6 +16,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.UnaryOperator;
 
 /**
  * The in-process multi-rank harness (gloo's {@code spawn}): one thread per rank, each with its own
@@ -84,21 +85,45 @@ public final class MultiRank {
      * @return the results, by rank
      * @throws Exception the first rank's failure (a rank's exception, or a timeout)
      */
-    public static synchronized <T> List<T> run(
+    public static <T> List<T> run(
             int size, String transport, Duration groupTimeout, Duration runBound, Body<T> body)
             throws Exception {
-        // The backend reads its transport from the environment or this system property; one
-        // world runs at a time (synchronized), so setting it around the run is safe.
-        System.setProperty("DJL_DIST_TRANSPORT", transport);
-        try {
-            return runWorld(size, groupTimeout, runBound, body);
-        } finally {
-            System.clearProperty("DJL_DIST_TRANSPORT");
-        }
+        return runWorld(
+                size,
+                b -> b.optBackendOption("cpu", "transport", transport),
+                groupTimeout,
+                runBound,
+                body);
+    }
+
+    /**
+     * Runs {@code body} on {@code size} ranks whose world groups {@code settings} configures
+     * (backend string, options, debug level) on top of the harness's store, rank, size and timeout.
+     *
+     * @param size the world size
+     * @param settings adds settings to each rank's builder
+     * @param groupTimeout the groups' timeout
+     * @param body each rank's part
+     * @param <T> the result type
+     * @return the results, by rank
+     * @throws Exception the first rank's failure (a rank's exception, or a timeout)
+     */
+    public static <T> List<T> run(
+            int size,
+            UnaryOperator<ProcessGroups.Builder> settings,
+            Duration groupTimeout,
+            Body<T> body)
+            throws Exception {
+        return runWorld(size, settings, groupTimeout, groupTimeout.multipliedBy(3), body);
     }
 
     private static <T> List<T> runWorld(
-            int size, Duration groupTimeout, Duration runBound, Body<T> body) throws Exception {
+            int size,
+            UnaryOperator<ProcessGroups.Builder> settings,
+            Duration groupTimeout,
+            Duration runBound,
+            Body<T> body)
+            throws Exception {
         HashStore store = new HashStore();
         ExecutorService pool = Executors.newFixedThreadPool(size);
         try {
@@ -110,12 +135,15 @@ public final class MultiRank {
                                 () -> {
                                     Thread.currentThread().setName("rank-" + rank);
                                     try (ProcessGroup g =
-                                                    ProcessGroups.init(
-                                                            "cpu",
-                                                            store,
-                                                            rank,
-                                                            size,
-                                                            groupTimeout);
+                                                    settings.apply(
+                                                                    ProcessGroups.builder()
+                                                                            .setBackend("cpu")
+                                                                            .optStore(store)
+                                                                            .optRank(rank)
+                                                                            .optWorldSize(size)
+                                                                            .optTimeout(
+                                                                                    groupTimeout))
+                                                            .build();
                                             NDManager m = NDManager.newBaseManager(Device.cpu())) {
                                         T result = body.run(g, m);
                                         try {

@@ -51,6 +51,7 @@ public final class CpuBackend implements Backend {
     private final PointToPoint p2p;
     private final NDManager manager; // for libtorch's reductions on wrapped buffers
     private final TorchReductions kernels;
+    private final String transportName;
 
     /**
      * Creates the backend over a connected transport; it owns and closes the transport.
@@ -59,6 +60,18 @@ public final class CpuBackend implements Backend {
      * @param timeout the bound of every operation, from when it starts
      */
     public CpuBackend(Transport transport, Duration timeout) {
+        this(transport, timeout, transport.getClass().getSimpleName());
+    }
+
+    /**
+     * Creates the backend over a connected transport; it owns and closes the transport.
+     *
+     * @param transport the group's transport
+     * @param timeout the bound of every operation, from when it starts
+     * @param transportName how {@link #toString()} names the transport
+     */
+    public CpuBackend(Transport transport, Duration timeout, String transportName) {
+        this.transportName = transportName;
         this.transport = transport;
         this.manager = NDManager.newBaseManager(Device.cpu());
         this.kernels = new TorchReductions(manager);
@@ -278,6 +291,16 @@ public final class CpuBackend implements Backend {
     @Override
     public Work recv(NDArray array, int src, int tag) {
         return p2p.recv(region(array), array, src, tag);
+    }
+
+    /**
+     * Names the backend and its transport, e.g. {@code cpu(transport=tcp)}.
+     *
+     * @return the description
+     */
+    @Override
+    public String toString() {
+        return NAME + "(transport=" + transportName + ")";
     }
 
     /** {@inheritDoc} */

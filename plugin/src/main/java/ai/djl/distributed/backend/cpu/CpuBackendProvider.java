@@ -2,6 +2,7 @@ package ai.djl.distributed.backend.cpu;
 
 import ai.djl.distributed.backend.AbortNotices;
 import ai.djl.distributed.backend.Backend;
+import ai.djl.distributed.backend.BackendContext;
 import ai.djl.distributed.backend.BackendProvider;
 import ai.djl.distributed.backend.cpu.transport.HybridTransport;
 import ai.djl.distributed.backend.cpu.transport.PeerMemory;
@@ -19,6 +20,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 
 /**
  * Provides the {@link CpuBackend} under the names "cpu" and "gloo" (so that code written for
@@ -34,12 +36,18 @@ import java.util.Locale;
  *   <li>{@code tcp}: TCP, on the address {@link SocketInterfaces} picks.
  * </ul>
  *
- * Every rank decides alike: they compare host keys through the store.
+ * Every rank decides alike: they compare host keys through the store. The backend option {@code
+ * transport} (e.g. {@code ProcessGroups.builder().optBackendOption("cpu", "transport", "shm")})
+ * picks it for one group; {@value #TRANSPORT}, from the environment or a system property, is the
+ * default.
  */
 public final class CpuBackendProvider implements BackendProvider {
 
-    /** The variable (or system property) that picks the transport. */
+    /** The variable (or system property) that picks the transport unless the option does. */
     public static final String TRANSPORT = "DJL_DIST_TRANSPORT";
+
+    /** The options this backend takes: {@code transport} (auto, tcp or shm). */
+    public static final Set<String> OPTIONS = Set.of("transport");
 
     /** {@inheritDoc} */
     @Override
@@ -49,24 +57,35 @@ public final class CpuBackendProvider implements BackendProvider {
 
     /** {@inheritDoc} */
     @Override
-    public Backend create(Store store, int rank, int size, Duration timeout) {
+    public Backend create(BackendContext context) {
+        Store store = context.store();
+        int rank = context.rank();
+        int size = context.size();
+        Duration timeout = context.timeout();
         DistributedEnv env = DistributedEnv.fromProcess();
-        String mode = env.get(TRANSPORT).orElse("auto").toLowerCase(Locale.ROOT);
+        String option = context.option(CpuBackend.NAME, OPTIONS, "transport");
+        String mode =
+                (option != null ? option : env.get(TRANSPORT).orElse("auto"))
+                        .toLowerCase(Locale.ROOT);
         if (!List.of("auto", "tcp", "shm").contains(mode)) {
             throw new IllegalArgumentException(
-                    TRANSPORT + ": '" + mode + "' (expected: auto, tcp or shm)");
+                    (option != null ? "backend option cpu.transport" : TRANSPORT)
+                            + ": '"
+                            + mode
+                            + "' (expected: auto, tcp or shm)");
         }
         boolean local = false;
         if (!mode.equals("tcp") && size > 1) {
             local = allOnThisHost(store, rank, size, timeout);
             if (mode.equals("shm") && !local) {
                 throw new IllegalArgumentException(
-                        TRANSPORT + ": 'shm' (expected: every rank on one host; they are not)");
+                        "transport: 'shm' (expected: every rank on one host; they are not)");
             }
         }
         // One set of abort notices for the group: a hybrid's two transports tell the store once.
         AbortNotices notices = AbortNotices.open(store, rank);
         Transport transport;
+        String kind = mode.equals("shm") ? "shm" : local ? "auto (tcp and shm)" : "tcp";
         if (mode.equals("shm")) {
             transport = ShmTransport.connect(store, rank, size, timeout, notices);
         } else {
@@ -96,7 +115,7 @@ public final class CpuBackendProvider implements BackendProvider {
                 }
             }
         }
-        return new CpuBackend(transport, timeout);
+        return new CpuBackend(transport, timeout, kind);
     }
 
     private static boolean allOnThisHost(Store store, int rank, int size, Duration timeout) {
