@@ -66,6 +66,18 @@ final class DeviceBackends implements AutoCloseable {
      *     theirs
      */
     Backend forArrays(List<NDArray> arrays) {
+        if (!arrays.isEmpty()) {
+            // The common case without allocating: one device type, which the group serves.
+            String type = arrays.get(0).getDevice().getDeviceType();
+            Backend backend = byDevice.get(type);
+            boolean same = true;
+            for (int i = 1; i < arrays.size() && same; i++) {
+                same = type.equals(arrays.get(i).getDevice().getDeviceType());
+            }
+            if (backend != null && same) {
+                return backend;
+            }
+        }
         List<Device> devices = new ArrayList<>(arrays.size());
         for (NDArray a : arrays) {
             devices.add(a.getDevice());
