@@ -1,5 +1,8 @@
 package ai.djl.distributed.ddp;
 
+import ai.djl.distributed.parallel.DistributedSampler;
+import ai.djl.distributed.parallel.InPlace;
+import ai.djl.distributed.parallel.OptimizerState;
 import ai.djl.distributed.pg.ProcessGroup;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDManager;
@@ -243,7 +246,7 @@ public final class DdpCheckpoint {
                     OptimizerState.read(
                             in, trainer.getOptimizer(), idByName, m, trainer.getDevice());
             for (int i = 0; i < count; i++) {
-                DirectBuffers.copy(values.get(i), targets.get(i), names.get(i));
+                InPlace.copy(values.get(i), targets.get(i), names.get(i));
             }
             optimizerState.apply();
             return metadata;

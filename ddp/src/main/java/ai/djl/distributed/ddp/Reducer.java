@@ -2,10 +2,11 @@ package ai.djl.distributed.ddp;
 
 import ai.djl.distributed.DistributedException;
 import ai.djl.distributed.ReduceOp;
+import ai.djl.distributed.parallel.FlatBuffer;
+import ai.djl.distributed.parallel.InPlace;
 import ai.djl.distributed.pg.ProcessGroup;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDManager;
-import ai.djl.ndarray.index.NDIndex;
 import ai.djl.ndarray.types.DataType;
 import ai.djl.ndarray.types.Shape;
 
@@ -29,9 +30,10 @@ import java.util.concurrent.TimeoutException;
  * <p>One synchronized step ({@link #reduce}):
  *
  * <ol>
- *   <li>For each bucket in order: copy its parameters' gradients into its flat buffer (a memory
- *       copy; a parameter with no gradient contributes zeros) and start the hook on it. The copy of
- *       bucket k+1 overlaps the reduction of bucket k.
+ *   <li>For each bucket in order: copy its parameters' gradients into its {@link FlatBuffer} (a
+ *       memory copy on the CPU, NDArray operations elsewhere; a parameter with no gradient
+ *       contributes zeros) and start the hook on it. The copy of bucket k+1 overlaps the reduction
+ *       of bucket k.
  *   <li>For each bucket in order: wait for its reduction, then hand each parameter's averaged
  *       gradient (a view of the reduced buffer, shaped like the parameter) to the consumer, which
  *       runs the optimizer on it while later buckets are still on the wire.
@@ -42,7 +44,6 @@ import java.util.concurrent.TimeoutException;
  */
 final class Reducer implements AutoCloseable {
 
-    private static final byte[] ZEROS = new byte[1 << 16];
     private static final Duration WAIT_SLACK = Duration.ofSeconds(5);
 
     private final ProcessGroup group;
@@ -392,7 +393,9 @@ final class Reducer implements AutoCloseable {
         for (int i = 0; i < flags.length; i++) {
             flags[i] = used[i] ? 1f : 0f;
         }
-        DirectBuffers.view(usedMap, "used map").asFloatBuffer().put(flags);
+        try (NDArray f = manager.create(flags)) {
+            InPlace.copy(f, usedMap, "used map");
+        }
         return group.allReduceAsync(usedMap, ReduceOp.SUM).getFuture();
     }
 
@@ -450,9 +453,7 @@ final class Reducer implements AutoCloseable {
         final int[] params;
         final long[] offsets;
         final long[] lengths;
-        final NDManager owner;
-        final NDArray buffer;
-        final ByteBuffer memory;
+        final FlatBuffer flat;
         final NDArray[] views;
         final List<String> paramNames;
 
@@ -460,51 +461,39 @@ final class Reducer implements AutoCloseable {
             this.index = index;
             this.last = last;
             this.params = params;
-            offsets = new long[params.length];
-            lengths = new long[params.length];
-            long n = 0;
             List<String> ns = new ArrayList<>(params.length);
-            for (int i = 0; i < params.length; i++) {
-                offsets[i] = n;
-                lengths[i] = numels[params[i]];
-                n += lengths[i];
-                ns.add(names.get(params[i]));
+            List<Shape> ss = new ArrayList<>(params.length);
+            for (int p : params) {
+                ns.add(names.get(p));
+                ss.add(shapes[p]);
             }
             paramNames = List.copyOf(ns);
-            long size = n * types[params[0]].getNumOfBytes();
-            if (size > Integer.MAX_VALUE) {
-                throw new IllegalArgumentException(
-                        "gradient bucket "
-                                + index
-                                + " "
-                                + paramNames
-                                + ": "
-                                + size
-                                + " bytes (expected: under 2 GiB; a parameter that large alone"
-                                + " cannot be reduced)");
+            flat =
+                    new FlatBuffer(
+                            "gradient bucket " + index + " " + paramNames,
+                            manager,
+                            types[params[0]],
+                            ss);
+            offsets = new long[params.length];
+            lengths = new long[params.length];
+            for (int i = 0; i < params.length; i++) {
+                offsets[i] = flat.getOffset(i);
+                lengths[i] = flat.getLength(i);
             }
-            owner = manager.newSubManager();
-            buffer = owner.zeros(new Shape(n), types[params[0]]);
-            memory = DirectBuffers.view(buffer, "gradient bucket " + index);
-            views = views(buffer);
+            views = flat.views();
         }
 
         GradBucket view(NDManager step) {
-            return new GradBucket(index, last, buffer, paramNames, offsets, lengths, step);
+            return new GradBucket(index, last, flat.getArray(), paramNames, offsets, lengths, step);
         }
 
         /** Copies this rank's gradients in; parameters without one get zeros. */
         void fill(GradientSource source) {
-            int width = types[params[0]].getNumOfBytes();
             for (int i = 0; i < params.length; i++) {
                 int p = params[i];
-                int at = Math.toIntExact(offsets[i] * width);
-                int len = Math.toIntExact(lengths[i] * width);
-                NDArray g = len > 0 ? source.gradient(p) : null;
+                NDArray g = lengths[i] > 0 ? source.gradient(p) : null;
                 if (g == null) {
-                    for (int z = 0; z < len; z += ZEROS.length) {
-                        memory.put(at + z, ZEROS, 0, Math.min(ZEROS.length, len - z));
-                    }
+                    flat.zero(i);
                     continue;
                 }
                 try {
@@ -522,7 +511,7 @@ final class Reducer implements AutoCloseable {
                                         + shapes[p]
                                         + ")");
                     }
-                    memory.put(at, DirectBuffers.read(g), 0, len);
+                    flat.pack(i, g);
                 } finally {
                     g.close();
                 }
@@ -531,7 +520,7 @@ final class Reducer implements AutoCloseable {
 
         /** Hands each parameter's averaged gradient on, skipping those no rank used. */
         void consume(NDArray result, float[] usedAnywhere, Consumer consumer) {
-            NDArray[] vs = result == buffer ? views : views(result);
+            NDArray[] vs = result == flat.getArray() ? views : views(result);
             for (int i = 0; i < params.length; i++) {
                 if (usedAnywhere == null || usedAnywhere[params[i]] > 0) {
                     consumer.accept(params[i], vs[i]);
@@ -539,33 +528,28 @@ final class Reducer implements AutoCloseable {
             }
         }
 
-        private NDArray[] views(NDArray flat) {
-            if (flat.getDataType() != buffer.getDataType() || flat.size() != buffer.size()) {
+        private NDArray[] views(NDArray result) {
+            NDArray buffer = flat.getArray();
+            if (result.getDataType() != buffer.getDataType() || result.size() != buffer.size()) {
                 throw new IllegalStateException(
                         "comm hook result for bucket "
                                 + index
                                 + ": "
-                                + flat.getDataType()
+                                + result.getDataType()
                                 + " "
-                                + flat.getShape()
+                                + result.getShape()
                                 + " (expected: "
                                 + buffer.getDataType()
                                 + " "
                                 + buffer.getShape()
                                 + ")");
             }
-            NDArray[] vs = new NDArray[params.length];
-            for (int i = 0; i < params.length; i++) {
-                vs[i] =
-                        flat.get(new NDIndex().addSliceDim(offsets[i], offsets[i] + lengths[i]))
-                                .reshape(shapes[params[i]]);
-            }
-            return vs;
+            return flat.views(result);
         }
 
         @Override
         public void close() {
-            owner.close();
+            flat.close();
         }
     }
 }

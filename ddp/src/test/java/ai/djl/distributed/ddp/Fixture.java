@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.djl.Device;
 import ai.djl.Model;
+import ai.djl.distributed.parallel.InPlace;
 import ai.djl.distributed.pg.ProcessGroup;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDArrays;
@@ -158,7 +159,7 @@ final class Fixture {
         for (Pair<String, Parameter> p : block.getParameters()) {
             NDArray target = p.getValue().getArray();
             try (NDArray v = manager.create(values.get(p.getKey()), target.getShape())) {
-                DirectBuffers.copy(v, target, p.getKey());
+                InPlace.copy(v, target, p.getKey());
             }
         }
     }

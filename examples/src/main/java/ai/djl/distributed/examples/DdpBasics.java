@@ -5,7 +5,7 @@ import ai.djl.Model;
 import ai.djl.distributed.ddp.CommHooks;
 import ai.djl.distributed.ddp.DdpCheckpoint;
 import ai.djl.distributed.ddp.DistributedDataParallel;
-import ai.djl.distributed.ddp.DistributedSampler;
+import ai.djl.distributed.parallel.DistributedSampler;
 import ai.djl.distributed.pg.ProcessGroup;
 import ai.djl.engine.Engine;
 import ai.djl.metric.Metrics;

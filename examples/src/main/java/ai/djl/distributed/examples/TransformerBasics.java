@@ -3,7 +3,7 @@ package ai.djl.distributed.examples;
 import ai.djl.Model;
 import ai.djl.distributed.ReduceOp;
 import ai.djl.distributed.ddp.DistributedDataParallel;
-import ai.djl.distributed.ddp.DistributedSampler;
+import ai.djl.distributed.parallel.DistributedSampler;
 import ai.djl.distributed.pg.ProcessGroup;
 import ai.djl.distributed.transformer.CausalLmLoss;
 import ai.djl.distributed.transformer.GptCheckpoint;

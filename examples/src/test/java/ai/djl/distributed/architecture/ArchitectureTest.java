@@ -3,6 +3,8 @@ package ai.djl.distributed.architecture;
 import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
@@ -11,6 +13,8 @@ import com.tngtech.archunit.core.importer.Location;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import java.util.List;
+
 /**
  * The layers of the whole project, checked on the main classes of every module (this module's test
  * classpath holds them all): each layer imports only the layers below it, and no package depends on
@@ -18,7 +22,8 @@ import org.junit.jupiter.api.Test;
  *
  * <pre>
  * shared vocabulary (ai.djl.distributed: exceptions, Work, ReduceOp)
- *   &lt;- store &lt;- rendezvous &lt;- backend &lt;- pg &lt;- ddp, fsdp &lt;- examples
+ *   &lt;- store &lt;- rendezvous &lt;- backend &lt;- pg &lt;- parallel (the data-parallel core)
+ *   &lt;- ddp, fsdp &lt;- examples
  *   the launcher on rendezvous and stores; the command line and benchmarks beside pg;
  *   the GPT model (transformer) on DJL alone, used by examples
  * </pre>
@@ -59,6 +64,8 @@ class ArchitectureTest {
                 .definedBy("ai.djl.distributed.launch..")
                 .layer("Tools")
                 .definedBy("ai.djl.distributed.cli..", "ai.djl.distributed.bench..")
+                .layer("DataParallelCore")
+                .definedBy("ai.djl.distributed.parallel..")
                 .layer("Parallel")
                 .definedBy("ai.djl.distributed.ddp..", "ai.djl.distributed.fsdp..")
                 .layer("Model")
@@ -71,17 +78,25 @@ class ArchitectureTest {
                 .mayOnlyBeAccessedByLayers("Examples")
                 .whereLayer("Parallel")
                 .mayOnlyBeAccessedByLayers("Examples")
+                .whereLayer("DataParallelCore")
+                .mayOnlyBeAccessedByLayers("Parallel", "Examples")
                 .whereLayer("Tools")
                 .mayOnlyBeAccessedByLayers("Tools", "Examples")
                 .whereLayer("Launcher")
                 .mayOnlyBeAccessedByLayers("Tools", "Examples")
                 .whereLayer("ProcessGroup")
-                .mayOnlyBeAccessedByLayers("Parallel", "Tools", "Examples")
+                .mayOnlyBeAccessedByLayers("DataParallelCore", "Parallel", "Tools", "Examples")
                 .whereLayer("Backend")
                 .mayOnlyBeAccessedByLayers("ProcessGroup", "Tools", "Examples")
                 .whereLayer("Rendezvous")
                 .mayOnlyBeAccessedByLayers(
-                        "Backend", "ProcessGroup", "Launcher", "Tools", "Parallel", "Examples")
+                        "Backend",
+                        "ProcessGroup",
+                        "Launcher",
+                        "Tools",
+                        "DataParallelCore",
+                        "Parallel",
+                        "Examples")
                 .whereLayer("Store")
                 .mayOnlyBeAccessedByLayers(
                         "Rendezvous",
@@ -89,9 +104,25 @@ class ArchitectureTest {
                         "ProcessGroup",
                         "Launcher",
                         "Tools",
+                        "DataParallelCore",
                         "Parallel",
                         "Examples")
                 .check(classes);
+    }
+
+    /** The rules above see every module: a module missing from the class path would pass them. */
+    @Test
+    void everyModulesMainClassesAreChecked() {
+        for (String name :
+                List.of(
+                        "ai.djl.distributed.ReduceOp",
+                        "ai.djl.distributed.pg.ProcessGroup",
+                        "ai.djl.distributed.parallel.FlatBuffer",
+                        "ai.djl.distributed.ddp.DistributedDataParallel",
+                        "ai.djl.distributed.transformer.GptBlock",
+                        "ai.djl.distributed.examples.DdpBasics")) {
+            assertTrue(classes.contain(name), name + " (expected: among the checked classes)");
+        }
     }
 
     @Test

@@ -1,4 +1,4 @@
-package ai.djl.distributed.ddp;
+package ai.djl.distributed.parallel;
 
 import ai.djl.Device;
 import ai.djl.ndarray.NDArray;
@@ -25,12 +25,27 @@ import java.util.concurrent.ConcurrentHashMap;
  * numUpdate}, {@code updateCounts}) and, in each optimizer, maps from parameter id to per-device
  * arrays (Adam's {@code means} and {@code variances}, SGD's {@code momentumStates}, ...). They are
  * read and written here by reflection, keyed by parameter name since ids are random per process.
+ * DDP's checkpoints use it; FSDP's sharded optimizer state will.
+ *
+ * <p>Stateless. Not safe while the optimizer updates on another thread: call it between steps, on
+ * the training thread. Nothing blocks beyond the stream's I/O.
  */
-final class OptimizerState {
+public final class OptimizerState {
 
     private OptimizerState() {}
 
-    static void write(
+    /**
+     * Writes an optimizer's state: its class, update counters and every state array of the named
+     * parameters (those not in {@code nameById} are left out).
+     *
+     * @param out where to write; not closed
+     * @param optimizer the optimizer; read only
+     * @param nameById parameter names by id
+     * @param device the device whose state array is written when a parameter has several
+     * @throws IOException if writing fails
+     * @throws IllegalStateException if DJL's optimizer internals cannot be reached
+     */
+    public static void write(
             DataOutputStream out, Optimizer optimizer, Map<String, String> nameById, Device device)
             throws IOException {
         out.writeUTF(optimizer.getClass().getName());
@@ -79,8 +94,10 @@ final class OptimizerState {
      * @param device the trainer's device
      * @return the state, to apply once everything else has been checked too
      * @throws IOException if the stream ends early
+     * @throws IllegalStateException if the state was written by another optimizer class or names a
+     *     parameter not in {@code idByName}
      */
-    static Staged read(
+    public static Staged read(
             DataInputStream in,
             Optimizer optimizer,
             Map<String, String> idByName,
@@ -133,8 +150,11 @@ final class OptimizerState {
         return new Staged(optimizer, device, numUpdate, counts, states);
     }
 
-    /** Decoded optimizer state, not yet in the optimizer. */
-    static final class Staged {
+    /**
+     * Decoded optimizer state, not yet in the optimizer: its arrays belong to the manager given to
+     * {@link #read} until {@link #apply} hands them to the optimizer. Not thread-safe.
+     */
+    public static final class Staged {
 
         private final Optimizer optimizer;
         private final Device device;
@@ -155,8 +175,11 @@ final class OptimizerState {
             this.states = states;
         }
 
-        /** Replaces the optimizer's state with this one, closing the arrays it replaces. */
-        void apply() {
+        /**
+         * Replaces the optimizer's state with this one, closing the arrays it replaces; the
+         * optimizer then owns this state's arrays (detached from their manager). Call it once.
+         */
+        public void apply() {
             set(field(Optimizer.class, "numUpdate"), optimizer, numUpdate);
             Map<String, Integer> current = counts(optimizer);
             current.clear();

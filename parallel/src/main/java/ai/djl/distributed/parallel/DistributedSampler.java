@@ -1,4 +1,4 @@
-package ai.djl.distributed.ddp;
+package ai.djl.distributed.parallel;
 
 import ai.djl.distributed.pg.ProcessGroup;
 import ai.djl.training.dataset.RandomAccessDataset;

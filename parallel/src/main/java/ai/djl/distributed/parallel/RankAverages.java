@@ -1,4 +1,4 @@
-package ai.djl.distributed.ddp;
+package ai.djl.distributed.parallel;
 
 import ai.djl.distributed.ReduceOp;
 import ai.djl.distributed.pg.ProcessGroup;
@@ -15,40 +15,62 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Evaluators (and the loss) averaged over ranks for reporting. Each evaluator of the training
- * configuration is wrapped; the wrapper does what the evaluator does and counts what it saw. At an
- * epoch's end {@link #average} all-reduces every wrapped evaluator's value weighted by that count
- * (samples, or batches for a loss, as DJL averages a loss per batch), and until the next update or
- * reset the wrapper reports the average over all ranks instead of its own.
+ * configuration is wrapped ({@link #wrap(Evaluator)}, {@link #wrap(Loss)}); the wrapper does what
+ * the evaluator does and counts what it saw. At an epoch's end {@link #average} all-reduces every
+ * wrapped evaluator's value weighted by that count (samples, or batches for a loss, as DJL averages
+ * a loss per batch), and until the next update or reset the wrapper reports the average over all
+ * ranks instead of its own.
+ *
+ * <p>Wrapping and averaging happen on the training thread; the wrappers' accumulators may be
+ * updated from DJL's evaluation threads, as DJL's own are.
  */
-final class RankAverages {
+public final class RankAverages {
 
     private final ProcessGroup group;
     private final List<Tally> tallies = new ArrayList<>();
 
-    RankAverages(ProcessGroup group) {
+    /**
+     * Creates the averages of one trainer.
+     *
+     * @param group the ranks to average over; only {@link #average} uses it
+     */
+    public RankAverages(ProcessGroup group) {
         this.group = group;
     }
 
-    Evaluator wrap(Evaluator evaluator) {
+    /**
+     * Wraps an evaluator, weighting its value by the samples it saw.
+     *
+     * @param evaluator the user's evaluator; the wrapper forwards to it
+     * @return the wrapper to hand to DJL's trainer
+     */
+    public RankAveragedEvaluator wrap(Evaluator evaluator) {
         Tally t = new Tally(evaluator, false);
         tallies.add(t);
         return new RankAveragedEvaluator(t);
     }
 
-    Loss wrap(Loss loss) {
+    /**
+     * Wraps a loss, weighting its value by the batches it saw (DJL averages a loss per batch).
+     *
+     * @param loss the user's loss; the wrapper forwards to it
+     * @return the wrapper to hand to DJL's trainer
+     */
+    public RankAveragedLoss wrap(Loss loss) {
         Tally t = new Tally(loss, true);
         tallies.add(t);
         return new RankAveragedLoss(t);
     }
 
     /**
-     * Averages the named accumulators over the ranks. Every rank must call it at the same point,
-     * with the same keys.
+     * Averages the named accumulators over the ranks: one all-reduce, blocking until every rank has
+     * called it (bounded by the group's timeout). Every rank must call it at the same point, with
+     * the same keys.
      *
-     * @param manager where the temporary array lives
+     * @param manager where the temporary array lives (closed before it returns)
      * @param keys the accumulators, e.g. {@code train/epoch}
      */
-    void average(NDManager manager, String... keys) {
+    public void average(NDManager manager, String... keys) {
         if (group.getSize() == 1) {
             return;
         }
@@ -78,7 +100,10 @@ final class RankAverages {
         }
     }
 
-    /** What one wrapped evaluator saw, and its last average over the ranks. */
+    /**
+     * What one wrapped evaluator saw, and its last average over the ranks: the behaviour both
+     * wrappers ({@link RankAveragedEvaluator}, {@link RankAveragedLoss}) forward to.
+     */
     static final class Tally {
 
         final Evaluator delegate;
@@ -91,12 +116,36 @@ final class RankAverages {
             this.perBatch = perBatch;
         }
 
-        void added(String key) {
+        NDArray evaluate(NDList labels, NDList predictions) {
+            return delegate.evaluate(labels, predictions);
+        }
+
+        void addAccumulator(String key) {
+            delegate.addAccumulator(key);
+            added(key);
+        }
+
+        void updateAccumulators(String[] keys, NDList labels, NDList predictions) {
+            delegate.updateAccumulators(keys, labels, predictions);
+            updated(keys, labels);
+        }
+
+        void updateAccumulator(String key, NDList labels, NDList predictions) {
+            delegate.updateAccumulator(key, labels, predictions);
+            updated(new String[] {key}, labels);
+        }
+
+        void resetAccumulator(String key) {
+            delegate.resetAccumulator(key);
+            added(key);
+        }
+
+        private void added(String key) {
             weights.put(key, 0.0);
             global.remove(key);
         }
 
-        void updated(String[] keys, NDList labels) {
+        private void updated(String[] keys, NDList labels) {
             double w = perBatch ? 1 : samples(labels);
             for (String key : keys) {
                 weights.merge(key, w, Double::sum);

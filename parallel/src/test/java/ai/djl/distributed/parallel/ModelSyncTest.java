@@ -1,15 +1,17 @@
-package ai.djl.distributed.ddp;
+package ai.djl.distributed.parallel;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.djl.distributed.testing.MultiRank;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.types.Shape;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 
@@ -26,8 +28,9 @@ class ModelSyncTest {
     void aFailedBroadcastThrowsOnlyOnceTheStartedOnesHaveEnded() throws Exception {
         int n = 8 << 20; // 32 MiB: still in flight when the null is refused
         List<Long> ones =
-                Ranks.run(
+                MultiRank.run(
                         2,
+                        Duration.ofSeconds(60),
                         (group, manager) -> {
                             NDArray big =
                                     manager.full(new Shape(n), group.getRank() == 0 ? 1f : -1f);

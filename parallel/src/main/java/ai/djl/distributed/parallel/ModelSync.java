@@ -1,4 +1,4 @@
-package ai.djl.distributed.ddp;
+package ai.djl.distributed.parallel;
 
 import ai.djl.distributed.Work;
 import ai.djl.distributed.pg.ProcessGroup;
@@ -13,11 +13,17 @@ import java.util.List;
 import java.util.function.Function;
 
 /**
- * DDP's construction-time synchronization, as PyTorch's {@code _verify_model_across_ranks} and
- * {@code _sync_module_states}: every rank must have the same parameters (names, shapes, types,
- * whether they take gradients), and starts from rank 0's values, buffers included.
+ * The start-up synchronization of a data-parallel trainer, as PyTorch's {@code
+ * _verify_model_across_ranks} and {@code _sync_module_states}: every rank must have the same
+ * parameters (names, shapes, types, whether they take gradients), and starts from rank 0's values,
+ * buffers included. {@link #layout} splits a model's parameters into those averaged, buffers and
+ * frozen ones; {@link #verifyAcrossRanks} and {@link #broadcast} are collectives.
+ *
+ * <p>Stateless; the collectives block until every rank has called them (bounded by the group's
+ * timeout) and, like every collective, must be called by one thread per rank in the same order on
+ * every rank.
  */
-final class ModelSync {
+public final class ModelSync {
 
     /**
      * A model's parameters split into those averaged (gradients), buffers and frozen parameters.
@@ -30,7 +36,7 @@ final class ModelSync {
      *     synchronized once, as PyTorch's parameters with {@code requires_grad=False}
      * @param signature one line per parameter: name, shape, type, whether it takes gradients
      */
-    record Layout(
+    public record Layout(
             List<String> gradNames,
             Parameter[] grads,
             Parameter[] buffers,
@@ -47,7 +53,7 @@ final class ModelSync {
      * @return the layout
      * @throws IllegalStateException naming a parameter that is not initialized
      */
-    static Layout layout(
+    public static Layout layout(
             Iterable<Pair<String, Parameter>> parameters, Function<Parameter, NDArray> value) {
         List<String> gradNames = new ArrayList<>();
         List<Parameter> grads = new ArrayList<>();
@@ -90,7 +96,14 @@ final class ModelSync {
                 signature.toString());
     }
 
-    static boolean isRunningStatistic(Parameter.Type type) {
+    /**
+     * Returns whether a parameter type is a running statistic (batch norm's mean and variance):
+     * always a buffer, whatever DJL says of its gradient.
+     *
+     * @param type a parameter's type
+     * @return whether it is RUNNING_MEAN or RUNNING_VAR
+     */
+    public static boolean isRunningStatistic(Parameter.Type type) {
         return type == Parameter.Type.RUNNING_MEAN || type == Parameter.Type.RUNNING_VAR;
     }
 
@@ -102,13 +115,14 @@ final class ModelSync {
     }
 
     /**
-     * Checks that every rank has rank 0's signature. Every rank must call it.
+     * Checks that every rank has rank 0's signature. Every rank must call it; it blocks until every
+     * rank has (an all-gather, bounded by the group's timeout).
      *
      * @param group the ranks
      * @param signature this rank's signature
      * @throws IllegalStateException on every rank, naming the first rank and parameter that differ
      */
-    static void verifyAcrossRanks(ProcessGroup group, String signature) {
+    public static void verifyAcrossRanks(ProcessGroup group, String signature) {
         if (group.getSize() == 1) {
             return;
         }
@@ -137,12 +151,15 @@ final class ModelSync {
 
     /**
      * Broadcasts arrays from rank 0, in place, all started before any is waited for. Every rank
-     * must call it with the same arrays.
+     * must call it with the same arrays. It blocks until every broadcast has ended, even after one
+     * failed: none writes into its array once this returns or throws.
      *
      * @param group the ranks
-     * @param arrays the contiguous arrays the model trains
+     * @param arrays the contiguous arrays the model trains; written in place, still owned by the
+     *     caller
+     * @throws RuntimeException the first failure, once every started broadcast has ended
      */
-    static void broadcast(ProcessGroup group, List<NDArray> arrays) {
+    public static void broadcast(ProcessGroup group, List<NDArray> arrays) {
         if (group.getSize() == 1) {
             return;
         }

@@ -1,11 +1,16 @@
-package ai.djl.distributed.ddp;
+package ai.djl.distributed.parallel;
 
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDList;
 import ai.djl.training.evaluator.Evaluator;
 
-/** An evaluator reporting its average over the ranks after {@link RankAverages#average}. */
-final class RankAveragedEvaluator extends Evaluator {
+/**
+ * An evaluator that reports its average over the ranks after {@link RankAverages#average}, and its
+ * own value otherwise: made by {@link RankAverages#wrap(Evaluator)}. Every call is forwarded to the
+ * wrapped one (the shared behaviour lives in {@link RankAverages}); its arrays are the wrapped
+ * one's. Thread-safe as far as the wrapped one is.
+ */
+public final class RankAveragedEvaluator extends Evaluator {
 
     private final RankAverages.Tally tally;
 
@@ -14,38 +19,43 @@ final class RankAveragedEvaluator extends Evaluator {
         this.tally = tally;
     }
 
+    /**
+     * Returns the wrapped evaluator.
+     *
+     * @return the user's evaluator, which this one forwards to
+     */
+    public Evaluator getDelegate() {
+        return tally.delegate;
+    }
+
     /** {@inheritDoc} */
     @Override
     public NDArray evaluate(NDList labels, NDList predictions) {
-        return tally.delegate.evaluate(labels, predictions);
+        return tally.evaluate(labels, predictions);
     }
 
     /** {@inheritDoc} */
     @Override
     public void addAccumulator(String key) {
-        tally.delegate.addAccumulator(key);
-        tally.added(key);
+        tally.addAccumulator(key);
     }
 
     /** {@inheritDoc} */
     @Override
     public void updateAccumulators(String[] keys, NDList labels, NDList predictions) {
-        tally.delegate.updateAccumulators(keys, labels, predictions);
-        tally.updated(keys, labels);
+        tally.updateAccumulators(keys, labels, predictions);
     }
 
     /** {@inheritDoc} */
     @Override
     public void updateAccumulator(String key, NDList labels, NDList predictions) {
-        tally.delegate.updateAccumulator(key, labels, predictions);
-        tally.updated(new String[] {key}, labels);
+        tally.updateAccumulator(key, labels, predictions);
     }
 
     /** {@inheritDoc} */
     @Override
     public void resetAccumulator(String key) {
-        tally.delegate.resetAccumulator(key);
-        tally.added(key);
+        tally.resetAccumulator(key);
     }
 
     /** {@inheritDoc} */

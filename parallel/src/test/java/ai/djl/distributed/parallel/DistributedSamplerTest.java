@@ -1,4 +1,4 @@
-package ai.djl.distributed.ddp;
+package ai.djl.distributed.parallel;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;

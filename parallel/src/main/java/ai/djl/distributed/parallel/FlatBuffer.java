@@ -1,0 +1,314 @@
+package ai.djl.distributed.parallel;
+
+import ai.djl.Device;
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDManager;
+import ai.djl.ndarray.index.NDIndex;
+import ai.djl.ndarray.types.DataType;
+import ai.djl.ndarray.types.Shape;
+
+import java.nio.ByteBuffer;
+import java.util.List;
+
+/**
+ * One contiguous one-dimensional array holding several arrays back to back, as PyTorch's DDP
+ * buckets and FSDP's flat parameters: slot {@code i} holds {@link #getLength(int)} elements from
+ * {@link #getOffset(int)}, shaped like {@link #getShape(int)}. {@link #pack} copies arrays (a
+ * parameter's gradient or value) into their slots, so that one collective moves them all; {@link
+ * #views()} hands the slots back as arrays shaped like each one, sharing the flat memory, and
+ * {@link #unpack} copies a slot back over an array.
+ *
+ * <p>On a CPU the copies are memory copies (the flat array's memory is written directly); on any
+ * other device they are NDArray operations (sliced writes), which need no host memory. The flat
+ * array's device decides, once.
+ *
+ * <p>Owns the flat array and its views (a sub-manager of the manager given): {@link #close()} frees
+ * them. Arrays passed in stay owned by their callers. Not thread-safe: one thread packs, reduces
+ * and unpacks; a collective running on {@link #getArray()} must end before the next pack.
+ */
+public final class FlatBuffer implements AutoCloseable {
+
+    private static final byte[] ZEROS = new byte[1 << 16];
+
+    private final String name;
+    private final NDManager owner;
+    private final NDArray array;
+    private final Shape[] shapes;
+    private final long[] offsets;
+    private final long[] lengths;
+    private final ByteBuffer memory;
+    private final NDArray[] views;
+
+    /**
+     * Allocates a zeroed flat buffer on the manager's device.
+     *
+     * @param name names the buffer in errors (e.g. {@code gradient bucket 3})
+     * @param manager the buffer's memory is attached to a sub-manager of it
+     * @param type the data type of every slot
+     * @param shapes the slots' shapes, in buffer order
+     * @throws IllegalArgumentException if there is no slot, or on a CPU the buffer would reach 2
+     *     GiB (a Java buffer's limit)
+     */
+    public FlatBuffer(String name, NDManager manager, DataType type, List<Shape> shapes) {
+        this(name, manager, type, shapes, null);
+    }
+
+    /**
+     * Allocates a flat buffer, copying by memory copy or by NDArray operations as told: the latter
+     * also on a CPU, which is how the tests check the path GPUs take. Null chooses by device.
+     */
+    FlatBuffer(
+            String name,
+            NDManager manager,
+            DataType type,
+            List<Shape> shapes,
+            Boolean memoryCopies) {
+        if (shapes.isEmpty()) {
+            throw new IllegalArgumentException(name + ": no arrays (expected: at least one)");
+        }
+        this.name = name;
+        this.shapes = shapes.toArray(new Shape[0]);
+        offsets = new long[this.shapes.length];
+        lengths = new long[this.shapes.length];
+        long n = 0;
+        for (int i = 0; i < this.shapes.length; i++) {
+            offsets[i] = n;
+            lengths[i] = this.shapes[i].size();
+            n += lengths[i];
+        }
+        boolean cpu = Device.Type.CPU.equals(manager.getDevice().getDeviceType());
+        boolean copyMemory = memoryCopies != null ? memoryCopies : cpu;
+        if (copyMemory && n * type.getNumOfBytes() > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException(
+                    name
+                            + ": "
+                            + n * type.getNumOfBytes()
+                            + " bytes (expected: under 2 GiB; an array that large alone cannot be"
+                            + " reduced)");
+        }
+        owner = manager.newSubManager();
+        try {
+            array = owner.zeros(new Shape(n), type);
+            memory = copyMemory ? DirectBuffers.view(array, name) : null;
+            views = slots(array);
+        } catch (RuntimeException e) {
+            owner.close();
+            throw e;
+        }
+    }
+
+    /**
+     * Returns the flat array: every slot back to back, one dimension.
+     *
+     * @return the array; owned by this buffer, valid until {@link #close()}
+     */
+    public NDArray getArray() {
+        return array;
+    }
+
+    /**
+     * Returns the number of slots.
+     *
+     * @return the number of arrays the buffer holds
+     */
+    public int size() {
+        return shapes.length;
+    }
+
+    /**
+     * Returns where slot {@code i} starts.
+     *
+     * @param i the slot
+     * @return its offset, in elements
+     */
+    public long getOffset(int i) {
+        return offsets[i];
+    }
+
+    /**
+     * Returns the number of elements of slot {@code i}.
+     *
+     * @param i the slot
+     * @return its length, in elements
+     */
+    public long getLength(int i) {
+        return lengths[i];
+    }
+
+    /**
+     * Returns the shape of slot {@code i}.
+     *
+     * @param i the slot
+     * @return the shape of the array it holds
+     */
+    public Shape getShape(int i) {
+        return shapes[i];
+    }
+
+    /**
+     * Returns whether copies are memory copies (a CPU buffer) rather than NDArray operations.
+     *
+     * @return whether the memory-copy path is used
+     */
+    public boolean copiesMemory() {
+        return memory != null;
+    }
+
+    /**
+     * Copies an array's values into slot {@code i}, or zeros when it is null.
+     *
+     * @param i the slot
+     * @param source the values: the buffer's type and the slot's element count, any shape, any
+     *     device; not closed, still owned by the caller. Null writes zeros.
+     * @throws IllegalArgumentException if the type or element count differ
+     */
+    public void pack(int i, NDArray source) {
+        if (lengths[i] == 0) {
+            return;
+        }
+        if (source == null) {
+            zero(i);
+            return;
+        }
+        InPlace.checkElements(source, array.getDataType(), shapes[i], name + ", slot " + i);
+        if (memory != null && DirectBuffers.onCpu(source)) {
+            int width = array.getDataType().getNumOfBytes();
+            memory.put(
+                    Math.toIntExact(offsets[i] * width),
+                    DirectBuffers.read(source),
+                    0,
+                    Math.toIntExact(lengths[i] * width));
+            return;
+        }
+        // A detached source: a value that requires gradients must not make the buffer part of an
+        // autograd graph.
+        try (NDArray detached = source.stopGradient();
+                NDArray flat = detached.reshape(lengths[i])) {
+            array.set(slot(i), flat);
+        }
+    }
+
+    /**
+     * Copies arrays into every slot, in order: {@link #pack(int, NDArray)} for each.
+     *
+     * @param sources one array (or null, for zeros) per slot
+     * @throws IllegalArgumentException if the count, a type or an element count differ
+     */
+    public void pack(List<NDArray> sources) {
+        checkCount(sources);
+        for (int i = 0; i < shapes.length; i++) {
+            pack(i, sources.get(i));
+        }
+    }
+
+    /**
+     * Sets slot {@code i} to zeros.
+     *
+     * @param i the slot
+     */
+    public void zero(int i) {
+        if (memory == null) {
+            array.set(slot(i), 0);
+            return;
+        }
+        int width = array.getDataType().getNumOfBytes();
+        int at = Math.toIntExact(offsets[i] * width);
+        int len = Math.toIntExact(lengths[i] * width);
+        for (int z = 0; z < len; z += ZEROS.length) {
+            memory.put(at + z, ZEROS, 0, Math.min(ZEROS.length, len - z));
+        }
+    }
+
+    /**
+     * Returns every slot as an array shaped like it, sharing the flat array's memory: what the flat
+     * array holds now (after a collective, the reduced values) without a copy.
+     *
+     * @return one view per slot; owned by this buffer, valid until {@link #close()}
+     */
+    public NDArray[] views() {
+        return views.clone();
+    }
+
+    /**
+     * Returns every slot of another flat array laid out as this one (a collective's result that is
+     * not {@link #getArray()}) as arrays shaped like each slot, sharing its memory.
+     *
+     * @param flat a one-dimensional array of this buffer's type and total length
+     * @return one view per slot, attached to {@code flat}'s manager
+     * @throws IllegalArgumentException if the type or length differ
+     */
+    public NDArray[] views(NDArray flat) {
+        if (flat == array) {
+            return views();
+        }
+        if (flat.getDataType() != array.getDataType() || flat.size() != array.size()) {
+            throw new IllegalArgumentException(
+                    name
+                            + ": "
+                            + flat.getDataType()
+                            + " "
+                            + flat.getShape()
+                            + " (expected: "
+                            + array.getDataType()
+                            + " "
+                            + array.getShape()
+                            + ")");
+        }
+        return slots(flat);
+    }
+
+    private NDArray[] slots(NDArray flat) {
+        NDArray[] vs = new NDArray[shapes.length];
+        for (int i = 0; i < shapes.length; i++) {
+            vs[i] = flat.get(slot(i)).reshape(shapes[i]);
+        }
+        return vs;
+    }
+
+    /**
+     * Copies slot {@code i} over an array, in place: a reduced gradient or a gathered value back
+     * into the array it came from.
+     *
+     * @param i the slot
+     * @param target the array written: the buffer's type and the slot's element count, any shape;
+     *     on a CPU (when the buffer is one) contiguous. It may require gradients. Not closed.
+     * @throws IllegalArgumentException if the type or element count differ
+     */
+    public void unpack(int i, NDArray target) {
+        InPlace.copy(
+                views[i],
+                target,
+                name + ", slot " + i,
+                memory != null && DirectBuffers.onCpu(target));
+    }
+
+    /**
+     * Copies every slot over its array, in order: {@link #unpack(int, NDArray)} for each.
+     *
+     * @param targets one array per slot
+     * @throws IllegalArgumentException if the count, a type or an element count differ
+     */
+    public void unpack(List<NDArray> targets) {
+        checkCount(targets);
+        for (int i = 0; i < shapes.length; i++) {
+            unpack(i, targets.get(i));
+        }
+    }
+
+    /** Frees the flat array and its views. Idempotent. */
+    @Override
+    public void close() {
+        owner.close();
+    }
+
+    private void checkCount(List<NDArray> arrays) {
+        if (arrays.size() != shapes.length) {
+            throw new IllegalArgumentException(
+                    name + ": " + arrays.size() + " arrays (expected: " + shapes.length + ")");
+        }
+    }
+
+    private NDIndex slot(int i) {
+        return new NDIndex().addSliceDim(offsets[i], offsets[i] + lengths[i]);
+    }
+}
