@@ -1,0 +1,175 @@
+package ai.djl.distributed.store.tcp;
+
+import ai.djl.distributed.store.StoreException;
+
+import io.netty.channel.Channel;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.util.concurrent.GlobalEventExecutor;
+
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Warms a fresh {@link TcpStoreServer} up before it is handed out: a few loopback clients run a
+ * closed-loop load of the common queries (SET, GET, ADD, CHECK, WAIT, COMPARE_SET, MULTI_GET,
+ * DELETE, GETNUMKEYS, large values) through a second listener on the server's own event loops and
+ * handlers, against a scratch key space. The JIT compiles that path while it runs, so the first
+ * real client meets compiled code. The listener and its connections are closed before the server's
+ * builder returns; the server's keys are never touched.
+ */
+final class ServerWarmUp {
+
+    private static final int CLIENTS = 4;
+
+    private ServerWarmUp() {}
+
+    /**
+     * Runs the warm-up for the builder's duration, blocking the caller.
+     *
+     * @throws StoreException if the warm-up load fails (a server that cannot serve it is broken)
+     */
+    static void run(TcpStoreServer server, TcpStoreServer.Builder builder) {
+        ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
+        Channel listener =
+                server.bind(
+                        builder,
+                        "127.0.0.1",
+                        0,
+                        new StoreState(),
+                        new PartialRequestBudget(Long.MAX_VALUE),
+                        connections);
+        int port = ((InetSocketAddress) listener.localAddress()).getPort();
+        long deadline = System.nanoTime() + builder.warmUpNanos();
+        List<Thread> threads = new ArrayList<>(CLIENTS);
+        Throwable[] failure = new Throwable[1];
+        try {
+            for (int i = 0; i < CLIENTS; ++i) {
+                int id = i;
+                Thread t =
+                        new Thread(
+                                () -> {
+                                    try {
+                                        load(port, id, deadline);
+                                    } catch (IOException | RuntimeException e) {
+                                        synchronized (failure) {
+                                            failure[0] = e;
+                                        }
+                                    }
+                                },
+                                "djl-store-warm-up-" + i);
+                t.setDaemon(true);
+                t.start();
+                threads.add(t);
+            }
+            for (Thread t : threads) {
+                // the clients stop at the deadline; their sockets time out 5 s after it at most
+                t.join(TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()) + 10_000);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StoreException("interrupted while warming the store server up", e);
+        } finally {
+            listener.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+            connections.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        }
+        synchronized (failure) {
+            if (failure[0] != null) {
+                throw new StoreException("store server warm-up failed: " + failure[0], failure[0]);
+            }
+        }
+    }
+
+    // One client: rounds of SET+GET and ADD, with the rarer queries every 16th round.
+    private static void load(int port, int id, long deadline) throws IOException {
+        try (Socket socket = new Socket()) {
+            socket.setTcpNoDelay(true);
+            socket.setSoTimeout(5000);
+            socket.connect(new InetSocketAddress("127.0.0.1", port), 5000);
+            OutputStream out = socket.getOutputStream();
+            DataInputStream in = new DataInputStream(socket.getInputStream());
+            ByteBuffer buf = ByteBuffer.allocate(4096).order(ByteOrder.LITTLE_ENDIAN);
+            buf.put((byte) StoreOpcode.VALIDATE.code()).putInt(StoreProtocol.MAGIC);
+            send(out, buf);
+            String key = "/warm-up/" + id;
+            String counter = "/warm-up/counter";
+            byte[] small = "01234567".getBytes(StandardCharsets.US_ASCII);
+            byte[] large = new byte[1024];
+            byte[] reply = new byte[8 + large.length];
+            for (long round = 0; System.nanoTime() < deadline; ++round) {
+                byte[] value = round % 64 == 0 ? large : small;
+                op(buf, StoreOpcode.SET);
+                str(buf, key);
+                str(buf, value);
+                op(buf, StoreOpcode.GET);
+                str(buf, key);
+                send(out, buf);
+                in.readFully(reply, 0, 8 + value.length);
+                op(buf, StoreOpcode.ADD);
+                str(buf, counter);
+                buf.putLong(1);
+                send(out, buf);
+                in.readFully(reply, 0, 8);
+                if (round % 16 == 0) {
+                    rare(buf, out, in, key, reply);
+                }
+            }
+        }
+    }
+
+    private static void rare(
+            ByteBuffer buf, OutputStream out, DataInputStream in, String key, byte[] reply)
+            throws IOException {
+        op(buf, StoreOpcode.CHECK);
+        buf.putLong(1);
+        str(buf, key);
+        op(buf, StoreOpcode.WAIT);
+        buf.putLong(1);
+        str(buf, key);
+        op(buf, StoreOpcode.GETNUMKEYS);
+        op(buf, StoreOpcode.MULTI_GET);
+        buf.putLong(1);
+        str(buf, key);
+        send(out, buf);
+        in.readFully(reply, 0, 1 + 1 + 8);
+        long length = Long.reverseBytes(in.readLong());
+        in.readFully(reply, 0, (int) length);
+        op(buf, StoreOpcode.COMPARE_SET);
+        str(buf, key + "/cas");
+        str(buf, new byte[0]);
+        str(buf, key.getBytes(StandardCharsets.ISO_8859_1));
+        op(buf, StoreOpcode.DELETE_KEY);
+        str(buf, key + "/cas");
+        op(buf, StoreOpcode.PING);
+        buf.putInt(7);
+        send(out, buf);
+        in.readFully(reply, 0, 8 + key.length() + 8 + 4);
+    }
+
+    private static void op(ByteBuffer buf, StoreOpcode op) {
+        buf.put((byte) op.code());
+    }
+
+    private static void str(ByteBuffer buf, String s) {
+        str(buf, s.getBytes(StandardCharsets.ISO_8859_1));
+    }
+
+    private static void str(ByteBuffer buf, byte[] b) {
+        buf.putLong(b.length).put(b);
+    }
+
+    private static void send(OutputStream out, ByteBuffer buf) throws IOException {
+        out.write(buf.array(), 0, buf.position());
+        out.flush();
+        buf.clear();
+    }
+}
