@@ -12,7 +12,7 @@ public final class Main {
                     "usage: djl-dist COMMAND [options]",
                     "",
                     "commands:",
-                    "  store-server --host H --port P [--world-size N] [--io-threads T] [--warm-up-ms 600]"
+                    "  store-server --host H --port P [--world-size N] [--io-threads T] [--warm-up-ms 1500]"
                             + " [--busy-poll-us 50]",
                     "      a TcpStore server in the foreground; prints 'listening on H:P'",
                     "  store (--tcp H:P | --file PATH) [--prefix P] [--timeout SECONDS] OP",

@@ -10,6 +10,8 @@ import io.netty.util.concurrent.GlobalEventExecutor;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.ByteBuffer;
@@ -18,18 +20,22 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Warms a fresh {@link TcpStoreServer} up before it is handed out: a few loopback clients run a
  * closed-loop load of the common queries (SET, GET, ADD, CHECK, WAIT, COMPARE_SET, MULTI_GET,
  * DELETE, GETNUMKEYS, large values) through a second listener on the server's own event loops and
- * handlers, against a scratch key space. The JIT compiles that path while it runs, so the first
- * real client meets compiled code. The listener and its connections are closed before the server's
- * builder returns; the server's keys are never touched.
+ * handlers, against a scratch key space, until the JIT has compiled that path (no compilation for a
+ * moment) or the warm-up's time is up. The first real client then meets compiled code. The listener
+ * and its connections are closed before the server's builder returns; the server's keys are never
+ * touched.
  */
 final class ServerWarmUp {
 
     private static final int CLIENTS = 4;
+    private static final int ROUNDS = 512;
+    private static final long SETTLE_MILLIS = 100;
 
     private ServerWarmUp() {}
 
@@ -49,7 +55,8 @@ final class ServerWarmUp {
                         new PartialRequestBudget(Long.MAX_VALUE),
                         connections);
         int port = ((InetSocketAddress) listener.localAddress()).getPort();
-        long deadline = System.nanoTime() + builder.warmUpNanos();
+        long start = System.nanoTime();
+        AtomicLong deadline = new AtomicLong(start + builder.warmUpNanos());
         List<Thread> threads = new ArrayList<>(CLIENTS);
         Throwable[] failure = new Throwable[1];
         try {
@@ -71,9 +78,10 @@ final class ServerWarmUp {
                 t.start();
                 threads.add(t);
             }
+            settle(start, builder.warmUpNanos(), deadline);
             for (Thread t : threads) {
                 // the clients stop at the deadline; their sockets time out 5 s after it at most
-                t.join(TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()) + 10_000);
+                t.join(10_000);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -89,8 +97,37 @@ final class ServerWarmUp {
         }
     }
 
-    // One client: rounds of SET+GET and ADD, with the rarer queries every 16th round.
-    private static void load(int port, int id, long deadline) throws IOException {
+    // One client: connections of a few hundred rounds each (so accepting and closing are warmed
+    // too), until the deadline.
+    private static void load(int port, int id, AtomicLong deadline) throws IOException {
+        while (System.nanoTime() < deadline.get()) {
+            connection(port, id, deadline);
+        }
+    }
+
+    /**
+     * Ends the load once the JIT has settled: after at least a third of the warm-up, as soon as the
+     * compilers spent under a tenth of a {@link #SETTLE_MILLIS} window compiling (compiles lag the
+     * load by hundreds of milliseconds on a busy machine, then trickle on for rare tier changes),
+     * and at the full warm-up at the latest.
+     */
+    private static void settle(long start, long warmUpNanos, AtomicLong deadline)
+            throws InterruptedException {
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        boolean monitored = jit != null && jit.isCompilationTimeMonitoringSupported();
+        Thread.sleep(TimeUnit.NANOSECONDS.toMillis(monitored ? warmUpNanos / 3 : warmUpNanos));
+        while (monitored && System.nanoTime() - start < warmUpNanos) {
+            long before = jit.getTotalCompilationTime();
+            Thread.sleep(SETTLE_MILLIS);
+            if (jit.getTotalCompilationTime() - before < SETTLE_MILLIS / 10) {
+                break;
+            }
+        }
+        deadline.set(System.nanoTime());
+    }
+
+    // Rounds of SET+GET and ADD, with the rarer queries every 16th round.
+    private static void connection(int port, int id, AtomicLong deadline) throws IOException {
         try (Socket socket = new Socket()) {
             socket.setTcpNoDelay(true);
             socket.setSoTimeout(5000);
@@ -105,7 +142,7 @@ final class ServerWarmUp {
             byte[] small = "01234567".getBytes(StandardCharsets.US_ASCII);
             byte[] large = new byte[1024];
             byte[] reply = new byte[8 + large.length];
-            for (long round = 0; System.nanoTime() < deadline; ++round) {
+            for (int round = 0; round < ROUNDS && System.nanoTime() < deadline.get(); ++round) {
                 byte[] value = round % 64 == 0 ? large : small;
                 op(buf, StoreOpcode.SET);
                 str(buf, key);

@@ -13,6 +13,9 @@ import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.GlobalEventExecutor;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -38,7 +41,9 @@ public final class TcpStoreServer implements AutoCloseable {
     static final Duration DEFAULT_BUSY_POLL = Duration.ofNanos(50_000);
 
     /** The default warm-up of a standalone server ({@code bin/djl-dist store-server}). */
-    public static final Duration DEFAULT_WARM_UP = Duration.ofMillis(600);
+    public static final Duration DEFAULT_WARM_UP = Duration.ofMillis(1500);
+
+    private static final Logger logger = LoggerFactory.getLogger(TcpStoreServer.class);
 
     private final StoreState state = new StoreState();
     private final PartialRequestBudget budget;
@@ -58,7 +63,12 @@ public final class TcpStoreServer implements AutoCloseable {
             channel = bind(builder, builder.host, builder.port, state, budget, clients);
             address = (InetSocketAddress) channel.localAddress();
             if (builder.warmUp.compareTo(Duration.ZERO) > 0) {
+                long start = System.nanoTime();
                 ServerWarmUp.run(this, builder);
+                logger.info(
+                        "{}: warmed up in {} ms",
+                        this,
+                        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
             }
         } catch (Exception e) { // Netty rethrows bind's checked IOException unchecked
             if (channel != null) {
