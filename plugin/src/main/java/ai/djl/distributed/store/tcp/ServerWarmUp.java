@@ -53,7 +53,8 @@ final class ServerWarmUp {
                         0,
                         new StoreState(),
                         new PartialRequestBudget(Long.MAX_VALUE),
-                        connections);
+                        connections,
+                        null); // the warm-up's clients hold no secret
         int port = ((InetSocketAddress) listener.localAddress()).getPort();
         long start = System.nanoTime();
         AtomicLong deadline = new AtomicLong(start + builder.warmUpNanos());

@@ -60,7 +60,15 @@ public final class TcpStoreServer implements AutoCloseable {
                 NettyTransport.newBusyPollGroup(
                         builder.ioThreads, "djl-store-server", builder.busyPollNanos);
         try {
-            channel = bind(builder, builder.host, builder.port, state, budget, clients);
+            channel =
+                    bind(
+                            builder,
+                            builder.host,
+                            builder.port,
+                            state,
+                            budget,
+                            clients,
+                            builder.secret);
             address = (InetSocketAddress) channel.localAddress();
             if (builder.warmUp.compareTo(Duration.ZERO) > 0) {
                 long start = System.nanoTime();
@@ -88,7 +96,8 @@ public final class TcpStoreServer implements AutoCloseable {
 
     /**
      * Binds a listener on this server's event loops whose connections serve {@code keys}: the
-     * server's own, or the scratch state of a warm-up.
+     * server's own, or the scratch state of a warm-up; with a secret, each connection must pass
+     * {@link StoreAuth}'s handshake first.
      */
     Channel bind(
             Builder builder,
@@ -96,7 +105,8 @@ public final class TcpStoreServer implements AutoCloseable {
             int port,
             StoreState keys,
             PartialRequestBudget partials,
-            ChannelGroup connections) {
+            ChannelGroup connections,
+            byte[] secret) {
         ServerBootstrap bootstrap =
                 new ServerBootstrap()
                         // accepting on the I/O loops saves a thread and a hand-off per
@@ -115,6 +125,12 @@ public final class TcpStoreServer implements AutoCloseable {
                                     @Override
                                     protected void initChannel(Channel ch) {
                                         connections.add(ch);
+                                        if (secret != null) {
+                                            ch.pipeline()
+                                                    .addLast(
+                                                            new StoreAuthServerHandler(
+                                                                    secret, builder.readTimeout));
+                                        }
                                         ch.pipeline()
                                                 .addLast(
                                                         new StoreRequestDecoder(
@@ -230,6 +246,7 @@ public final class TcpStoreServer implements AutoCloseable {
         private int backlog = 65535;
         private long busyPollNanos = DEFAULT_BUSY_POLL.toNanos();
         private Duration warmUp = Duration.ZERO;
+        private byte[] secret = StoreAuth.fromEnvironment();
         private int maxKeyBytes = StoreProtocol.DEFAULT_MAX_KEY_BYTES;
         private long maxRequestBytes = StoreProtocol.DEFAULT_MAX_REQUEST_BYTES;
         private int maxKeys = StoreProtocol.DEFAULT_MAX_KEYS;
@@ -320,6 +337,21 @@ public final class TcpStoreServer implements AutoCloseable {
                         "warmUp: " + warmUp + " (expected: zero or a positive duration)");
             }
             this.warmUp = warmUp;
+            return this;
+        }
+
+        /**
+         * Sets the store's shared secret: every client must then prove it holds the same secret at
+         * connect ({@link TcpStore.Builder#optSecret}), or is refused before it can read or write a
+         * key, with a WARN here naming it. The secret itself never crosses the wire. Default the
+         * environment variable {@code DJL_DIST_STORE_SECRET}; {@code null} or empty for none, which
+         * keeps PyTorch's protocol exactly (PyTorch's clients cannot authenticate).
+         *
+         * @param secret the secret, or {@code null} for none
+         * @return this builder
+         */
+        public Builder optSecret(String secret) {
+            this.secret = StoreAuth.of(secret);
             return this;
         }
 
