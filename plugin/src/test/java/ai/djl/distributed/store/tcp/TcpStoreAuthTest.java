@@ -45,9 +45,13 @@ class TcpStoreAuthTest {
     }
 
     private TcpStore client(String secret) {
+        return client(server.getPort(), secret);
+    }
+
+    private static TcpStore client(int port, String secret) {
         return TcpStore.builder()
                 .setHost("127.0.0.1")
-                .setPort(server.getPort())
+                .setPort(port)
                 .optTimeout(TIMEOUT)
                 .optSecret(secret)
                 .build();
@@ -88,15 +92,7 @@ class TcpStoreAuthTest {
     void aSecretAgainstAServerWithoutOneFails() {
         try (TcpStoreServer open = TcpStoreServer.builder().optHost("127.0.0.1").build()) {
             StoreException e =
-                    assertThrows(
-                            StoreException.class,
-                            () ->
-                                    TcpStore.builder()
-                                            .setHost("127.0.0.1")
-                                            .setPort(open.getPort())
-                                            .optTimeout(TIMEOUT)
-                                            .optSecret(SECRET)
-                                            .build());
+                    assertThrows(StoreException.class, () -> client(open.getPort(), SECRET));
             assertTrue(e.getMessage().contains("without a secret"), e.getMessage());
             assertEquals(0, open.numKeys());
         }
