@@ -20,8 +20,10 @@ public final class Main {
                     "          | delete KEY | num-keys",
                     "  demo [--clients N]",
                     "      starts a store server and N client threads that rendezvous on it",
-                    "  bench store-rendezvous --tcp H:P --clients N [--repeat R] [--window W]",
-                    "      N simultaneous raw clients: connect, add to a counter, wait for the last",
+                    "  bench store-rendezvous --tcp H:P --clients N [--repeat R] [--window W]"
+                            + " [--warm-up local|server|none]",
+                    "      N simultaneous raw clients: connect, add to a counter, wait for the last"
+                            + " (each authenticates first when DJL_DIST_STORE_SECRET is set)",
                     "  bench store-ops --tcp H:P --clients K --rounds M",
                     "      K Java clients doing M rounds of set/get/add",
                     "  bench collectives --world-size N [--ops all_reduce,broadcast,all_gather,"

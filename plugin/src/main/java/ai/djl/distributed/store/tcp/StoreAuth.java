@@ -63,6 +63,17 @@ final class StoreAuth {
     private static final byte[] SERVER_LABEL =
             "djl-store-auth/server".getBytes(StandardCharsets.US_ASCII);
     private static final SecureRandom RANDOM = new SecureRandom();
+    // Mac.getInstance looks the provider up each time: one instance per thread, keyed per use
+    private static final ThreadLocal<Mac> MACS =
+            ThreadLocal.withInitial(
+                    () -> {
+                        try {
+                            return Mac.getInstance("HmacSHA256");
+                        } catch (GeneralSecurityException e) {
+                            // every Java platform must provide HmacSHA256
+                            throw new StoreException("HmacSHA256 is not available: " + e, e);
+                        }
+                    });
 
     private StoreAuth() {}
 
@@ -106,15 +117,14 @@ final class StoreAuth {
 
     private static byte[] hmac(byte[] secret, byte[] label, byte[] a, byte[] b) {
         try {
-            Mac mac = Mac.getInstance("HmacSHA256");
+            Mac mac = MACS.get();
             mac.init(new SecretKeySpec(secret, "HmacSHA256"));
             mac.update(label);
             mac.update(a);
             mac.update(b);
             return mac.doFinal();
         } catch (GeneralSecurityException e) {
-            // every Java platform must provide HmacSHA256
-            throw new StoreException("HmacSHA256 is not available: " + e, e);
+            throw new StoreException("HmacSHA256 refused the secret as a key: " + e, e);
         }
     }
 }
