@@ -15,16 +15,24 @@ import io.netty.util.IntSupplier;
  */
 final class BusyPollSelectStrategy implements SelectStrategy {
 
-    /** Creates one strategy per event loop, each spinning at most {@code spinNanos}. */
-    static SelectStrategyFactory factory(long spinNanos) {
-        return () -> new BusyPollSelectStrategy(spinNanos);
+    /**
+     * Creates one strategy per event loop, each spinning at most {@code spinNanos}, and only while
+     * {@code connections} reports at most {@code maxConnections}.
+     */
+    static SelectStrategyFactory factory(
+            long spinNanos, IntSupplier connections, int maxConnections) {
+        return () -> new BusyPollSelectStrategy(spinNanos, connections, maxConnections);
     }
 
     private final long spinNanos;
+    private final IntSupplier connections;
+    private final int maxConnections;
     private long lastEventNanos;
 
-    private BusyPollSelectStrategy(long spinNanos) {
+    private BusyPollSelectStrategy(long spinNanos, IntSupplier connections, int maxConnections) {
         this.spinNanos = spinNanos;
+        this.connections = connections;
+        this.maxConnections = maxConnections;
     }
 
     /** {@inheritDoc} */
@@ -38,6 +46,9 @@ final class BusyPollSelectStrategy implements SelectStrategy {
         // A wake-up from another thread (a task, a close) is an event on the poll too, so the
         // spin never delays it.
         long now = System.nanoTime();
+        if (now - lastEventNanos >= spinNanos || connections.get() > maxConnections) {
+            return SelectStrategy.SELECT;
+        }
         while (now - lastEventNanos < spinNanos) {
             Thread.onSpinWait();
             ready = selectSupplier.get();

@@ -36,6 +36,7 @@ final class ServerWarmUp {
     private static final int CLIENTS = 4;
     private static final int ROUNDS = 512;
     private static final long SETTLE_MILLIS = 100;
+    private static final int PIPELINED = 32;
 
     private ServerWarmUp() {}
 
@@ -127,31 +128,57 @@ final class ServerWarmUp {
         deadline.set(System.nanoTime());
     }
 
-    // Rounds of SET+GET and ADD, with the rarer queries every 16th round.
-    private static void connection(int port, int id, AtomicLong deadline) throws IOException {
-        try (Socket socket = new Socket()) {
+    private static Socket open(int port, ByteBuffer buf) throws IOException {
+        Socket socket = new Socket();
+        try {
             socket.setTcpNoDelay(true);
             socket.setSoTimeout(5000);
             socket.connect(new InetSocketAddress("127.0.0.1", port), 5000);
+            buf.put((byte) StoreOpcode.VALIDATE.code()).putInt(StoreProtocol.MAGIC);
+            send(socket.getOutputStream(), buf);
+            return socket;
+        } catch (IOException e) {
+            socket.close();
+            throw e;
+        }
+    }
+
+    // Rounds of SET+GET (together, apart, or split) and ADD; every 16th round the rarer queries,
+    // and a WAIT on a second connection that this one's SET releases.
+    private static void connection(int port, int id, AtomicLong deadline) throws IOException {
+        ByteBuffer buf = ByteBuffer.allocate(8192).order(ByteOrder.LITTLE_ENDIAN);
+        try (Socket socket = open(port, buf);
+                Socket waiter = open(port, buf)) {
             OutputStream out = socket.getOutputStream();
             DataInputStream in = new DataInputStream(socket.getInputStream());
-            ByteBuffer buf = ByteBuffer.allocate(4096).order(ByteOrder.LITTLE_ENDIAN);
-            buf.put((byte) StoreOpcode.VALIDATE.code()).putInt(StoreProtocol.MAGIC);
-            send(out, buf);
             String key = "/warm-up/" + id;
             String counter = "/warm-up/counter";
             byte[] small = "01234567".getBytes(StandardCharsets.US_ASCII);
+            byte[] medium = new byte[64];
             byte[] large = new byte[1024];
-            byte[] reply = new byte[8 + large.length];
+            byte[] reply = new byte[64 + large.length];
             for (int round = 0; round < ROUNDS && System.nanoTime() < deadline.get(); ++round) {
-                byte[] value = round % 64 == 0 ? large : small;
+                byte[] value = round % 64 == 0 ? large : round % 2 == 0 ? small : medium;
+                if (round % 4 == 3) {
+                    pipelined(buf, out, in, key, counter, value, reply);
+                    continue;
+                }
                 op(buf, StoreOpcode.SET);
                 str(buf, key);
                 str(buf, value);
+                if (round % 4 == 1) {
+                    send(out, buf); // alone, as PyTorch's client sends it: a read with no reply
+                } else if (round % 4 == 2) {
+                    split(out, buf); // a request over two reads: the partial-request path
+                }
+                // PyTorch's client WAITs before each GET
+                op(buf, StoreOpcode.WAIT);
+                buf.putLong(1);
+                str(buf, key);
                 op(buf, StoreOpcode.GET);
                 str(buf, key);
                 send(out, buf);
-                in.readFully(reply, 0, 8 + value.length);
+                in.readFully(reply, 0, 1 + 8 + value.length);
                 op(buf, StoreOpcode.ADD);
                 str(buf, counter);
                 buf.putLong(1);
@@ -159,9 +186,63 @@ final class ServerWarmUp {
                 in.readFully(reply, 0, 8);
                 if (round % 16 == 0) {
                     rare(buf, out, in, key, reply);
+                    released(buf, waiter, out, key + "/go/" + round);
                 }
             }
         }
+    }
+
+    // Many requests in one write: the per-request path gets hot many times faster than the
+    // per-read path, so the JIT reaches its final code within the warm-up.
+    private static void pipelined(
+            ByteBuffer buf,
+            OutputStream out,
+            DataInputStream in,
+            String key,
+            String counter,
+            byte[] value,
+            byte[] reply)
+            throws IOException {
+        int n = Math.min(PIPELINED, (buf.capacity() - 64) / (3 * key.length() + value.length + 64));
+        for (int i = 0; i < n; ++i) {
+            op(buf, StoreOpcode.SET);
+            str(buf, key);
+            str(buf, value);
+            op(buf, StoreOpcode.GET);
+            str(buf, key);
+            op(buf, StoreOpcode.ADD);
+            str(buf, counter);
+            buf.putLong(1);
+        }
+        send(out, buf);
+        for (int i = 0; i < n; ++i) {
+            in.readFully(reply, 0, 8 + value.length + 8);
+        }
+    }
+
+    // A WAIT on a missing key, released by a SET from the other connection.
+    private static void released(ByteBuffer buf, Socket waiter, OutputStream out, String key)
+            throws IOException {
+        op(buf, StoreOpcode.WAIT);
+        buf.putLong(1);
+        str(buf, key);
+        send(waiter.getOutputStream(), buf);
+        op(buf, StoreOpcode.SET);
+        str(buf, key);
+        str(buf, new byte[1]);
+        send(out, buf);
+        if (waiter.getInputStream().read() != StoreProtocol.STOP_WAITING) {
+            throw new IOException("warm-up WAIT on " + key + " not released");
+        }
+    }
+
+    // Sends all but the last byte, then that byte.
+    private static void split(OutputStream out, ByteBuffer buf) throws IOException {
+        out.write(buf.array(), 0, buf.position() - 1);
+        out.flush();
+        out.write(buf.array(), buf.position() - 1, 1);
+        out.flush();
+        buf.clear();
     }
 
     private static void rare(

@@ -40,6 +40,12 @@ public final class TcpStoreServer implements AutoCloseable {
     /** The default busy-poll window after each event: a few loopback round trips. */
     static final Duration DEFAULT_BUSY_POLL = Duration.ofNanos(50_000);
 
+    /**
+     * The most connections at which the event loops busy-poll: beyond, polls find work without
+     * spinning, and the clients (often on the same cores) need the CPU.
+     */
+    static final int BUSY_POLL_MAX_CONNECTIONS = 8;
+
     /** The default warm-up of a standalone server ({@code bin/djl-dist store-server}). */
     public static final Duration DEFAULT_WARM_UP = Duration.ofMillis(1500);
 
@@ -58,7 +64,11 @@ public final class TcpStoreServer implements AutoCloseable {
         budget = new PartialRequestBudget(builder.maxPartialRequestBytes);
         workers =
                 NettyTransport.newBusyPollGroup(
-                        builder.ioThreads, "djl-store-server", builder.busyPollNanos);
+                        builder.ioThreads,
+                        "djl-store-server",
+                        builder.busyPollNanos,
+                        clients::size,
+                        BUSY_POLL_MAX_CONNECTIONS);
         try {
             channel =
                     bind(
