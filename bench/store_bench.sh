@@ -16,7 +16,8 @@
 # 2-core machine. Prints one line per run, then a table of medians and ratios.
 # usage: bench/store_bench.sh [REPEAT=5] [SECONDS=3]
 #   env: CONNS="1 16 64", RDZV_SIZES="9000 20000" (each capped below the open-file limit),
-#        PY_CLIENTS=16, PY_ROUNDS=500, SKIP="" (any of: capacity steady python rendezvous)
+#        PY_CLIENTS=16, PY_ROUNDS=500, RDZV_TIMEOUT=30 (a run past it counts as failed),
+#        SKIP="" (any of: capacity steady python rendezvous)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 PEERS="${PEERS:-$ROOT/../shared/peers}"
@@ -116,9 +117,14 @@ if ! skip rendezvous; then
         [ $which = java-secret ] && secret="bench-$RANDOM$RANDOM"
         start "${which%-secret}" "$secret"
         s=$(DJL_DIST_STORE_SECRET="$secret" "$ROOT/bin/djl-dist" bench store-rendezvous --tcp 127.0.0.1:"$PORT" \
-              --clients "$n" --repeat 1 --timeout 120 | grep -o 'seconds=[0-9.]*' | cut -d= -f2)
+              --clients "$n" --repeat 1 --timeout "${RDZV_TIMEOUT:-30}" 2>&1 | tail -1 || true)
         stop
-        echo "rendezvous server=$which clients=$n run=$r seconds=$s"; echo "$s" >> "$WORK/rdzv.$which.$n"
+        if [[ "$s" == *seconds=* ]]; then
+          s=$(echo "$s" | grep -o 'seconds=[0-9.]*' | cut -d= -f2); echo "$s" >> "$WORK/rdzv.$which.$n"
+        else
+          echo "$which" >> "$WORK/rdzv.failed.$n"   # e.g. a server that resets connections
+        fi
+        echo "rendezvous server=$which clients=$n run=$r seconds=$s"
       done
     done
   done
@@ -150,7 +156,9 @@ if [ -f "$WORK/rdzv.sizes" ]; then
   for n in $(cat "$WORK/rdzv.sizes"); do
     row="| $n clients (s) |"
     for which in java java-secret pytorch c; do
-      row="$row $(median < "$WORK/rdzv.$which.$n") / $(maximum < "$WORK/rdzv.$which.$n") |"
+      touch "$WORK/rdzv.$which.$n"
+      failed=$(grep -cx "$which" "$WORK/rdzv.failed.$n" 2>/dev/null || true); [ "$failed" = 0 ] && failed=""
+      row="$row $(median < "$WORK/rdzv.$which.$n") / $(maximum < "$WORK/rdzv.$which.$n")${failed:+ ($failed of $REPEAT failed)} |"
     done
     echo "$row"
   done
