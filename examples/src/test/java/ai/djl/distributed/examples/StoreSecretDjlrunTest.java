@@ -97,7 +97,10 @@ class StoreSecretDjlrunTest {
         // the agent store requires the secret: each worker's client without it was refused
         assertEquals(
                 2,
-                Pattern.compile("refused without the secret: true").matcher(run.log()).results().count(),
+                Pattern.compile("refused without the secret: true")
+                        .matcher(run.log())
+                        .results()
+                        .count(),
                 run.log());
     }
 }
