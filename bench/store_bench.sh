@@ -1,45 +1,165 @@
 #!/usr/bin/env bash
-# Side-by-side store benchmark: this project's TcpStore server against PyTorch 2.6's, in one run.
-#   1. ops/s of PyTorch's own client load (../shared/peers/torch_store_bench.py: K Python client
-#      processes doing M rounds of set/get/add) against each server, alternating, REPEAT times;
-#   2. rendezvous of N simultaneous raw clients (connect, VALIDATE, ADD one counter, WAIT on a key
-#      the last one sets) against each server, for N in $RDZV_SIZES.
-# Needs the peer: sudo ../shared/peers/setup.sh. Prints one line per measurement, then medians.
-# usage: bench/store_bench.sh [K=16] [M=500] [REPEAT=5]
+# Side-by-side store benchmark (issue 19): this project's TcpStore server (bin/djl-dist store-server)
+# against PyTorch 2.6's classic TCPStore server, and a minimal C epoll store server (bench/
+# min_store.c) as the floor of what any server reaches on this machine. Every measurement starts
+# fresh servers (so a Java server is measured from its first second, as a job meets it), servers
+# alternate, and each figure is the median of REPEAT runs:
+#   1. capacity: bench/store_load.c holding 1, 16 and 64 connections, each with one small SET+GET
+#      or ADD in flight in a closed loop, for SECONDS; the first second and the whole run;
+#   2. steadiness: ten consecutive runs of SECONDS at 64 connections against one fresh server;
+#   3. PyTorch's own load: 16 Python client processes x 500 rounds of set/get/add
+#      (../shared/peers/torch_store_bench.py), against each server and the C floor;
+#   4. rendezvous: N simultaneous raw clients (connect, VALIDATE, ADD, WAIT for the last;
+#      `djl-dist bench store-rendezvous`, whose JIT warm-up runs against a private server) on a
+#      fresh server each run, for N in RDZV_SIZES; ours with and without a store secret.
+# Needs gcc and the peer (../shared/peers/setup.sh). Takes about 12 minutes with the defaults on a
+# 2-core machine. Prints one line per run, then a table of medians and ratios.
+# usage: bench/store_bench.sh [REPEAT=5] [SECONDS=3]
+#   env: CONNS="1 16 64", RDZV_SIZES="9000 20000" (each capped below the open-file limit),
+#        PY_CLIENTS=16, PY_ROUNDS=500, RDZV_TIMEOUT=30 (a run past it counts as failed),
+#        SKIP="" (any of: capacity steady python rendezvous)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 PEERS="${PEERS:-$ROOT/../shared/peers}"
-K=${1:-16}; M=${2:-500}; REPEAT=${3:-5}
-RDZV_SIZES=${RDZV_SIZES:-"1000 3000 9000"}
-ulimit -n 20000 2>/dev/null || true
+REPEAT=${1:-5}; SECONDS_PER_RUN=${2:-3}
+CONNS=${CONNS:-"1 16 64"}; RDZV_SIZES=${RDZV_SIZES:-"9000 20000"}
+PY_CLIENTS=${PY_CLIENTS:-16}; PY_ROUNDS=${PY_ROUNDS:-500}; SKIP=${SKIP:-}
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+FD_LIMIT=$(ulimit -n)
 "$ROOT/bin/djl-dist" --help >/dev/null   # builds the jars if needed
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-JP=$(free_port); PP=$(free_port)
-LOG=$(mktemp -d)
-cleanup() { kill $JAVA_PID $PY_PID 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$LOG"; }
+WORK=$(mktemp -d)
+PID=""
+cleanup() { [ -n "$PID" ] && kill "$PID" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$WORK"; }
 trap cleanup EXIT
-"$ROOT/bin/djl-dist" store-server --host 127.0.0.1 --port "$JP" > "$LOG/java.log" 2>&1 & JAVA_PID=$!
-"$PEERS/torch26" python3 /peers/torch_store_bench.py server "$PP" > "$LOG/py.log" 2>&1 & PY_PID=$!
-for i in $(seq 1 200); do grep -q listening "$LOG/java.log" && grep -q ready "$LOG/py.log" && break; sleep 0.1; done
-grep -q listening "$LOG/java.log" && grep -q ready "$LOG/py.log" || { cat "$LOG"/*.log; exit 1; }
-echo "# java server 127.0.0.1:$JP ($(grep -o '(epoll)\|(nio)' "$LOG/java.log")), pytorch 2.6 server 127.0.0.1:$PP"
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-for r in $(seq 1 "$REPEAT"); do
-  for which in java pytorch; do
-    port=$JP; [ $which = pytorch ] && port=$PP
-    ops=$("$PEERS/torch26" python3 /peers/torch_store_bench.py clients 127.0.0.1 "$port" "$K" "$M" | grep -o 'ops_per_s=[0-9]*' | cut -d= -f2)
-    echo "store-ops server=$which clients=$K rounds=$M ops_per_s=$ops"; echo "$ops" >> "$LOG/ops.$which"
+gcc -O2 -o "$WORK/store_load" "$ROOT/bench/store_load.c"
+gcc -O2 -o "$WORK/min_store" "$ROOT/bench/min_store.c"
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print "n/a"; else print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+maximum() { sort -g | tail -1; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b+0 == 0) print "n/a"; else printf "%.2f", a/b }'; }
+skip() { case " $SKIP " in *" $1 "*) return 0;; esac; return 1; }
+
+# start WHICH [SECRET]: a fresh server on a free port; sets PORT and PID
+start() {
+  PORT=$(free_port)
+  case $1 in
+    java)
+      DJL_DIST_STORE_SECRET="${2:-}" "$ROOT/bin/djl-dist" store-server --host 127.0.0.1 --port "$PORT" > "$WORK/server.log" 2>&1 & PID=$!
+      ready=listening;;
+    pytorch)
+      "$PEERS/torch26" python3 /peers/torch_store_bench.py server "$PORT" > "$WORK/server.log" 2>&1 & PID=$!
+      ready=ready;;
+    c)
+      "$WORK/min_store" "$PORT" > "$WORK/server.log" 2>&1 & PID=$!
+      ready=ready;;
+  esac
+  for _ in $(seq 1 600); do grep -q "$ready" "$WORK/server.log" && return; sleep 0.05; done
+  cat "$WORK/server.log"; echo "server $1 did not start" >&2; exit 1
+}
+stop() { kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; PID=""; }
+
+echo "# $(date -u +%FT%TZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs);" \
+  "somaxconn=$(cat /proc/sys/net/core/somaxconn) tcp_max_syn_backlog=$(cat /proc/sys/net/ipv4/tcp_max_syn_backlog) open-file limit=$FD_LIMIT"
+
+if ! skip capacity; then
+  for c in $CONNS; do
+    for r in $(seq 1 "$REPEAT"); do
+      for which in java pytorch; do
+        start $which
+        out=$("$WORK/store_load" 127.0.0.1 "$PORT" "$c" "$SECONDS_PER_RUN")
+        stop
+        first=$(echo "$out" | grep -m1 '^second=1 ' | grep -o 'ops_per_s=[0-9]*' | cut -d= -f2)
+        all=$(echo "$out" | tail -1 | grep -o 'ops_per_s=[0-9]*' | cut -d= -f2)
+        echo "capacity server=$which connections=$c run=$r first_second_ops_per_s=$first ops_per_s=$all"
+        echo "$first" >> "$WORK/cap.$which.$c.first"; echo "$all" >> "$WORK/cap.$which.$c.all"
+      done
+    done
+    start c
+    all=$("$WORK/store_load" 127.0.0.1 "$PORT" "$c" "$SECONDS_PER_RUN" | tail -1 | grep -o 'ops_per_s=[0-9]*' | cut -d= -f2)
+    stop
+    echo "capacity server=c-floor connections=$c ops_per_s=$all"; echo "$all" > "$WORK/cap.c.$c.all"
   done
-done
-J=$(median < "$LOG/ops.java"); P=$(median < "$LOG/ops.pytorch")
-echo "median store-ops ops_per_s: java=$J pytorch=$P ratio=$(awk -v a="$J" -v b="$P" 'BEGIN{printf "%.2f", a/b}')"
-for n in $RDZV_SIZES; do
+fi
+
+if ! skip steady; then
   for which in java pytorch; do
-    port=$JP; [ $which = pytorch ] && port=$PP
-    "$ROOT/bin/djl-dist" bench store-rendezvous --tcp 127.0.0.1:"$port" --clients "$n" --repeat 5 --timeout 120 \
-      | sed "s/^/server=$which /" | tee -a "$LOG/rdzv.$which.$n"
+    start $which
+    for r in $(seq 1 10); do
+      all=$("$WORK/store_load" 127.0.0.1 "$PORT" 64 "$SECONDS_PER_RUN" | tail -1 | grep -o 'ops_per_s=[0-9]*' | cut -d= -f2)
+      echo "steady server=$which connections=64 run=$r ops_per_s=$all"; echo "$all" >> "$WORK/steady.$which"
+    done
+    stop
   done
-  J=$(grep -o 'seconds=[0-9.]*' "$LOG/rdzv.java.$n" | cut -d= -f2 | median)
-  P=$(grep -o 'seconds=[0-9.]*' "$LOG/rdzv.pytorch.$n" | cut -d= -f2 | median)
-  echo "median store-rendezvous clients=$n seconds: java=$J pytorch=$P"
+fi
+
+if ! skip python; then
+  for r in $(seq 1 "$REPEAT"); do
+    for which in java pytorch c; do
+      start $which
+      ops=$("$PEERS/torch26" python3 /peers/torch_store_bench.py clients 127.0.0.1 "$PORT" "$PY_CLIENTS" "$PY_ROUNDS" | grep -o 'ops_per_s=[0-9]*' | cut -d= -f2)
+      stop
+      echo "python-load server=$which clients=$PY_CLIENTS rounds=$PY_ROUNDS run=$r ops_per_s=$ops"; echo "$ops" >> "$WORK/py.$which"
+    done
+  done
+fi
+
+if ! skip rendezvous; then
+  for n in $RDZV_SIZES; do
+    # the server and the clients' process each hold one socket per client
+    if [ "$n" -gt $((FD_LIMIT - 500)) ]; then
+      echo "# rendezvous of $n clients exceeds the open-file limit $FD_LIMIT here: measuring $((FD_LIMIT - 500))"
+      n=$((FD_LIMIT - 500))
+    fi
+    echo "$n" >> "$WORK/rdzv.sizes"
+    for r in $(seq 1 "$REPEAT"); do
+      for which in java java-secret pytorch c; do
+        secret=""
+        [ $which = java-secret ] && secret="bench-$RANDOM$RANDOM"
+        start "${which%-secret}" "$secret"
+        s=$(DJL_DIST_STORE_SECRET="$secret" "$ROOT/bin/djl-dist" bench store-rendezvous --tcp 127.0.0.1:"$PORT" \
+              --clients "$n" --repeat 1 --timeout "${RDZV_TIMEOUT:-30}" 2>&1 | tail -1 || true)
+        stop
+        if [[ "$s" == *seconds=* ]]; then
+          s=$(echo "$s" | grep -o 'seconds=[0-9.]*' | cut -d= -f2); echo "$s" >> "$WORK/rdzv.$which.$n"
+        else
+          echo "$which" >> "$WORK/rdzv.failed.$n"   # e.g. a server that resets connections
+        fi
+        echo "rendezvous server=$which clients=$n run=$r seconds=$s"
+      done
+    done
+  done
+fi
+
+echo
+echo "## summary (medians of $REPEAT; every server freshly started for each run)"
+if [ -f "$WORK/cap.java.$(echo $CONNS | cut -d' ' -f1).all" ]; then
+  echo "| closed-loop load | ours first second | ours | PyTorch first second | PyTorch | ratio first second | ratio | C floor |"
+  echo "|---|---|---|---|---|---|---|---|"
+  for c in $CONNS; do
+    jf=$(median < "$WORK/cap.java.$c.first"); ja=$(median < "$WORK/cap.java.$c.all")
+    pf=$(median < "$WORK/cap.pytorch.$c.first"); pa=$(median < "$WORK/cap.pytorch.$c.all")
+    echo "| $c connections (ops/s) | $jf | $ja | $pf | $pa | $(ratio "$jf" "$pf")x | $(ratio "$ja" "$pa")x | $(cat "$WORK/cap.c.$c.all") |"
+  done
+fi
+for which in java pytorch; do
+  [ -f "$WORK/steady.$which" ] || continue
+  lo=$(sort -g "$WORK/steady.$which" | head -1); hi=$(maximum < "$WORK/steady.$which"); md=$(median < "$WORK/steady.$which")
+  echo "steady $which: ten consecutive runs at 64 connections: min=$lo median=$md max=$hi spread=$(awk -v a="$lo" -v b="$hi" -v m="$md" 'BEGIN{printf "%.1f%%", 100*(b-a)/m}')"
 done
+if [ -f "$WORK/py.java" ]; then
+  J=$(median < "$WORK/py.java"); P=$(median < "$WORK/py.pytorch"); C=$(median < "$WORK/py.c")
+  echo "python load ($PY_CLIENTS processes): ours=$J pytorch=$P c-floor=$C ratio=$(ratio "$J" "$P")x ours/c-floor=$(ratio "$J" "$C")"
+fi
+if [ -f "$WORK/rdzv.sizes" ]; then
+  echo "| rendezvous | ours median / max | ours with secret median / max | PyTorch median / max | C floor median / max |"
+  echo "|---|---|---|---|---|"
+  for n in $(cat "$WORK/rdzv.sizes"); do
+    row="| $n clients (s) |"
+    for which in java java-secret pytorch c; do
+      touch "$WORK/rdzv.$which.$n"
+      failed=$(grep -cx "$which" "$WORK/rdzv.failed.$n" 2>/dev/null || true); [ "$failed" = 0 ] && failed=""
+      row="$row $(median < "$WORK/rdzv.$which.$n") / $(maximum < "$WORK/rdzv.$which.$n")${failed:+ ($failed of $REPEAT failed)} |"
+    done
+    echo "$row"
+  done
+fi

@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -61,6 +62,20 @@ final class Djlrun {
      */
     static Job start(Path dir, int ranks, String workerJvmOptions, String... targetAndArgs)
             throws IOException {
+        return start(dir, ranks, workerJvmOptions, Map.of(), targetAndArgs);
+    }
+
+    /**
+     * As {@link #start(Path, int, String, String...)}, with variables added to the launcher's
+     * environment (after the build's own {@code DJL_DIST_*} ones are removed).
+     */
+    static Job start(
+            Path dir,
+            int ranks,
+            String workerJvmOptions,
+            Map<String, String> env,
+            String... targetAndArgs)
+            throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> command =
                 new ArrayList<>(
@@ -86,6 +101,7 @@ final class Djlrun {
                                 k.startsWith("PET_")
                                         || k.startsWith("DJL_DIST_")
                                         || k.equals("OMP_NUM_THREADS"));
+        pb.environment().putAll(env);
         Path out = dir.resolve("out.log");
         pb.redirectErrorStream(true).redirectOutput(out.toFile());
         return new Job(pb.start(), out);

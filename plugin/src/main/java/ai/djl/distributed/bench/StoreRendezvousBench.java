@@ -1,6 +1,7 @@
 package ai.djl.distributed.bench;
 
 import ai.djl.distributed.store.tcp.NettyTransport;
+import ai.djl.distributed.store.tcp.StoreAuthClientHandler;
 import ai.djl.distributed.store.tcp.StoreOpcode;
 import ai.djl.distributed.store.tcp.StoreProtocol;
 import ai.djl.distributed.store.tcp.StoreRequest;
@@ -37,6 +38,7 @@ public final class StoreRendezvousBench {
     private final String host;
     private final int port;
     private final int window;
+    private final String secret;
 
     /**
      * Creates the benchmark.
@@ -44,11 +46,14 @@ public final class StoreRendezvousBench {
      * @param host the server's host
      * @param port the server's port
      * @param window the most connects in flight at once
+     * @param secret the store secret each client proves before its queries (the handshake is part
+     *     of the time), or {@code null} for none
      */
-    public StoreRendezvousBench(String host, int port, int window) {
+    public StoreRendezvousBench(String host, int port, int window, String secret) {
         this.host = host;
         this.port = port;
         this.window = window;
+        this.secret = secret == null || secret.isEmpty() ? null : secret;
     }
 
     /**
@@ -81,6 +86,14 @@ public final class StoreRendezvousBench {
                                     new ChannelInitializer<Channel>() {
                                         @Override
                                         protected void initChannel(Channel ch) {
+                                            if (secret != null) {
+                                                // the client's channelActive follows the
+                                                // handshake
+                                                ch.pipeline()
+                                                        .addLast(
+                                                                new StoreAuthClientHandler(
+                                                                        secret, host + ":" + port));
+                                            }
                                             ch.pipeline()
                                                     .addLast(
                                                             new Client(

@@ -3,6 +3,7 @@ package ai.djl.distributed.cli;
 import ai.djl.distributed.bench.CollectivesBench;
 import ai.djl.distributed.bench.StoreOpsBench;
 import ai.djl.distributed.bench.StoreRendezvousBench;
+import ai.djl.distributed.store.tcp.TcpStoreServer;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -12,6 +13,40 @@ import java.util.Set;
 final class BenchCommand {
 
     private BenchCommand() {}
+
+    /**
+     * One discarded round warms this JVM's JIT for every size: against a private in-process server
+     * ({@code local}, the default, so the server measured stays as fresh as it was started), the
+     * measured server ({@code server}, which warms a Java server too), or not at all ({@code
+     * none}).
+     */
+    private static void warmUpRendezvous(
+            String how,
+            StoreRendezvousBench bench,
+            int clients,
+            String secret,
+            int window,
+            int timeout)
+            throws InterruptedException {
+        String runId = "warmup-" + System.nanoTime();
+        switch (how) {
+            case "none":
+                return;
+            case "server":
+                bench.run(clients, runId, timeout);
+                return;
+            case "local":
+                try (TcpStoreServer local =
+                        TcpStoreServer.builder().optHost("127.0.0.1").optSecret(secret).build()) {
+                    new StoreRendezvousBench("127.0.0.1", local.getPort(), window, secret)
+                            .run(clients, runId, timeout);
+                }
+                return;
+            default:
+                throw new Args.UsageException(
+                        "--warm-up: '" + how + "' (expected: local, server or none)");
+        }
+    }
 
     static int run(List<String> argv) {
         Args args =
@@ -27,7 +62,8 @@ final class BenchCommand {
                                 "world-size",
                                 "transport",
                                 "ops",
-                                "sizes"));
+                                "sizes",
+                                "warm-up"));
         if (args.positional().size() != 1) {
             throw new Args.UsageException(
                     "bench takes one benchmark: store-rendezvous, store-ops or collectives");
@@ -42,13 +78,18 @@ final class BenchCommand {
         try {
             switch (args.positional().get(0)) {
                 case "store-rendezvous":
+                    // with DJL_DIST_STORE_SECRET set, every client authenticates first
+                    String secret = System.getenv("DJL_DIST_STORE_SECRET");
                     StoreRendezvousBench bench =
-                            new StoreRendezvousBench(host, port, args.getInt("window", 2048));
+                            new StoreRendezvousBench(
+                                    host, port, args.getInt("window", 2048), secret);
                     int clients = args.getInt("clients", 9000);
-                    // one discarded round warms this JVM's JIT (and a Java server's) for every size
-                    bench.run(
+                    warmUpRendezvous(
+                            args.get("warm-up", "local"),
+                            bench,
                             Math.min(clients, 2000),
-                            "warmup-" + System.nanoTime(),
+                            secret,
+                            args.getInt("window", 2048),
                             args.getInt("timeout", 120));
                     for (int r = 0; r < args.getInt("repeat", 3); ++r) {
                         double s =

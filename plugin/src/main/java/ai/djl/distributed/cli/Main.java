@@ -12,15 +12,18 @@ public final class Main {
                     "usage: djl-dist COMMAND [options]",
                     "",
                     "commands:",
-                    "  store-server --host H --port P [--world-size N] [--io-threads T]",
+                    "  store-server --host H --port P [--world-size N] [--io-threads T] [--warm-up-ms 1500]"
+                            + " [--busy-poll-us 50]",
                     "      a TcpStore server in the foreground; prints 'listening on H:P'",
                     "  store (--tcp H:P | --file PATH) [--prefix P] [--timeout SECONDS] OP",
                     "      OP: get KEY | set KEY VALUE | add KEY N | wait KEY... | check KEY...",
                     "          | delete KEY | num-keys",
                     "  demo [--clients N]",
                     "      starts a store server and N client threads that rendezvous on it",
-                    "  bench store-rendezvous --tcp H:P --clients N [--repeat R] [--window W]",
-                    "      N simultaneous raw clients: connect, add to a counter, wait for the last",
+                    "  bench store-rendezvous --tcp H:P --clients N [--repeat R] [--window W]"
+                            + " [--warm-up local|server|none]",
+                    "      N simultaneous raw clients: connect, add to a counter, wait for the last"
+                            + " (each authenticates first when DJL_DIST_STORE_SECRET is set)",
                     "  bench store-ops --tcp H:P --clients K --rounds M",
                     "      K Java clients doing M rounds of set/get/add",
                     "  bench collectives --world-size N [--ops all_reduce,broadcast,all_gather,"

@@ -3,6 +3,7 @@ package ai.djl.distributed.cli;
 import ai.djl.distributed.store.tcp.NettyTransport;
 import ai.djl.distributed.store.tcp.TcpStoreServer;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
@@ -13,7 +14,16 @@ final class StoreServerCommand {
     private StoreServerCommand() {}
 
     static int run(List<String> argv) {
-        Args args = new Args(argv, Set.of("host", "port", "world-size", "io-threads"));
+        Args args =
+                new Args(
+                        argv,
+                        Set.of(
+                                "host",
+                                "port",
+                                "world-size",
+                                "io-threads",
+                                "warm-up-ms",
+                                "busy-poll-us"));
         if (!args.positional().isEmpty()) {
             throw new Args.UsageException("store-server takes no words: " + args.positional());
         }
@@ -22,6 +32,14 @@ final class StoreServerCommand {
                 TcpStoreServer.builder().optHost(host).optPort(args.getInt("port", 29500));
         if (args.has("io-threads")) {
             builder.optIoThreads(args.getInt("io-threads", 1));
+        }
+        // a fresh standalone server is at full speed from its first request (TcpStoreServer)
+        builder.optWarmUp(
+                Duration.ofMillis(
+                        args.getInt(
+                                "warm-up-ms", (int) TcpStoreServer.DEFAULT_WARM_UP.toMillis())));
+        if (args.has("busy-poll-us")) {
+            builder.optBusyPoll(Duration.ofNanos(1000L * args.getInt("busy-poll-us", 0)));
         }
         int worldSize = args.getInt("world-size", 0);
         if (args.has("world-size") && worldSize < 1) {

@@ -55,6 +55,36 @@ public final class NettyTransport {
     }
 
     /**
+     * Creates an event loop group of daemon threads that busy-poll for up to {@code spinNanos}
+     * after each event before blocking, while there are at most {@code maxConnections} (epoll only;
+     * NIO blocks as {@link #newGroup} does). Meant for a server whose few clients each keep one
+     * request in flight: it trades a little CPU right after traffic for the wake-up latency of
+     * every request.
+     *
+     * @param threads the number of threads
+     * @param name the threads' name prefix
+     * @param spinNanos the spin window after the last event, 0 for none
+     * @param connections the number of connections now; called from the event loops
+     * @param maxConnections the most connections at which the loops spin
+     * @return the group; the caller shuts it down
+     */
+    public static EventLoopGroup newBusyPollGroup(
+            int threads,
+            String name,
+            long spinNanos,
+            io.netty.util.IntSupplier connections,
+            int maxConnections) {
+        if (!EPOLL || spinNanos <= 0) {
+            return newGroup(threads, name);
+        }
+        IoHandlerFactory factory =
+                EpollIoHandler.newFactory(
+                        0, BusyPollSelectStrategy.factory(spinNanos, connections, maxConnections));
+        return new MultiThreadIoEventLoopGroup(
+                threads, new DefaultThreadFactory(name, true), factory);
+    }
+
+    /**
      * Returns the server channel class of the transport.
      *
      * @return the class

@@ -49,15 +49,18 @@ final class StoreConnection implements AutoCloseable {
 
     /**
      * Connects, retrying refused or reset connections with jittered exponential backoff until the
-     * timeout, then validates the protocol (VALIDATE, then a PING that must echo its nonce).
+     * timeout, then validates the protocol (VALIDATE, then a PING that must echo its nonce). With a
+     * secret, the client and the server first prove it to each other ({@link StoreAuth}); a failed
+     * proof, or a server that requires a secret this client lacks, fails at once, without retries.
      *
      * @param host the server's host
      * @param port the server's port
      * @param timeout how long to keep trying
+     * @param secret the store secret, or {@code null} for none (PyTorch's protocol)
      * @return the connection
-     * @throws StoreException if no server answered correctly in time
+     * @throws StoreException if no server answered correctly in time, or authentication failed
      */
-    static StoreConnection connect(String host, int port, Duration timeout) {
+    static StoreConnection connect(String host, int port, Duration timeout, String secret) {
         long deadline = Stores.deadline(timeout);
         long backoff = FIRST_BACKOFF.toNanos();
         Throwable last = null;
@@ -76,7 +79,9 @@ final class StoreConnection implements AutoCloseable {
                         last);
             }
             try {
-                return open(host, port, Duration.ofNanos(left), ping);
+                return open(host, port, Duration.ofNanos(left), ping, secret);
+            } catch (AuthenticationException e) {
+                throw e; // retrying cannot change the secrets
             } catch (PingRejectedException e) {
                 // PyTorch 2.2 and 2.3 servers predate PING and drop the connection on it
                 logger.info(
@@ -104,13 +109,18 @@ final class StoreConnection implements AutoCloseable {
         }
     }
 
-    private static StoreConnection open(String host, int port, Duration timeout, boolean ping) {
+    private static StoreConnection open(
+            String host, int port, Duration timeout, boolean ping, String secret) {
         long deadline = Stores.deadline(timeout);
         String peer = host + ":" + port;
         Queue<PendingCall> pending = new ConcurrentLinkedQueue<>();
         StoreResponseDecoder decoder = new StoreResponseDecoder(pending, peer);
         EventLoopGroup group = NettyTransport.acquireClientGroup();
         Channel channel = null;
+        StoreAuthClientHandler auth =
+                secret == null || secret.isEmpty()
+                        ? null
+                        : new StoreAuthClientHandler(secret, peer);
         try {
             Bootstrap bootstrap =
                     new Bootstrap()
@@ -127,6 +137,9 @@ final class StoreConnection implements AutoCloseable {
                                     new ChannelInitializer<Channel>() {
                                         @Override
                                         protected void initChannel(Channel ch) {
+                                            if (auth != null) {
+                                                ch.pipeline().addLast(auth);
+                                            }
                                             ch.pipeline()
                                                     .addLast(new StoreRequestEncoder(), decoder);
                                         }
@@ -137,8 +150,14 @@ final class StoreConnection implements AutoCloseable {
                 throw new StoreException("cannot connect to " + peer, future.cause());
             }
             channel = future.channel();
+            if (auth != null) {
+                authenticate(auth, peer, deadline);
+            }
             StoreConnection conn = new StoreConnection(channel, pending, decoder);
-            conn.handshake(Duration.ofNanos(Math.max(1, deadline - System.nanoTime())), ping);
+            conn.handshake(
+                    Duration.ofNanos(Math.max(1, deadline - System.nanoTime())),
+                    ping,
+                    auth == null);
             return conn;
         } catch (RuntimeException e) {
             if (channel != null) {
@@ -151,12 +170,29 @@ final class StoreConnection implements AutoCloseable {
         }
     }
 
-    // VALIDATE opens every connection of PyTorch 2.2+; the PING nonce proves a live, matching peer.
-    private void handshake(Duration timeout, boolean ping) {
-        call(
-                new StoreRequest(StoreOpcode.VALIDATE, List.of(), List.of(), StoreProtocol.MAGIC),
-                Reply.NONE,
-                timeout);
+    private static void authenticate(StoreAuthClientHandler auth, String peer, long deadline) {
+        try {
+            auth.result().get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (ExecutionException e) {
+            throw new AuthenticationException(e.getCause().getMessage(), e.getCause());
+        } catch (TimeoutException e) {
+            throw new StoreException("authentication with " + peer + " timed out", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StoreException("interrupted while authenticating with " + peer, e);
+        }
+    }
+
+    // VALIDATE opens every connection of PyTorch 2.2+ (the authentication sent it already, if
+    // any); the PING nonce proves a live, matching peer.
+    private void handshake(Duration timeout, boolean ping, boolean validate) {
+        if (validate) {
+            call(
+                    new StoreRequest(
+                            StoreOpcode.VALIDATE, List.of(), List.of(), StoreProtocol.MAGIC),
+                    Reply.NONE,
+                    timeout);
+        }
         if (!ping) {
             return;
         }
@@ -173,6 +209,15 @@ final class StoreConnection implements AutoCloseable {
                 throw new PingRejectedException(e);
             }
             throw e;
+        }
+        if (Long.valueOf(StoreAuth.AUTH_REQUIRED).equals(echo)) {
+            throw new AuthenticationException(
+                    "the store server at "
+                            + channel.remoteAddress()
+                            + " requires a store secret, and this client has none: set "
+                            + StoreAuth.ENV
+                            + " (or TcpStore.Builder.optSecret) to the server's secret",
+                    null);
         }
         if (!Long.valueOf(nonce).equals(echo)) {
             throw new StoreException(
@@ -317,6 +362,16 @@ final class StoreConnection implements AutoCloseable {
 
         PingRejectedException(Throwable cause) {
             super("the server closed the connection on PING", cause);
+        }
+    }
+
+    /** Authentication failed: no retry can help. */
+    private static final class AuthenticationException extends StoreException {
+
+        private static final long serialVersionUID = 1L;
+
+        AuthenticationException(String message, Throwable cause) {
+            super(message, cause);
         }
     }
 }

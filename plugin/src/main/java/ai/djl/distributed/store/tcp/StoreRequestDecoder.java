@@ -109,6 +109,11 @@ public final class StoreRequestDecoder extends ByteToMessageDecoder {
                 StoreProtocol.DEFAULT_MAX_KEYS);
     }
 
+    /** Skips the VALIDATE check: a {@link StoreAuthServerHandler} has done it, and more. */
+    void markValidated() {
+        validated = true;
+    }
+
     /** {@inheritDoc} */
     @Override
     protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {

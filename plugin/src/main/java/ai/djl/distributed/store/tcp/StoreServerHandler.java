@@ -17,8 +17,10 @@ import java.util.Queue;
 
 /**
  * Serves one client connection (whose decoder has checked the VALIDATE handshake): applies each
- * query to the shared {@link StoreState} and writes the reply. Replies are flushed once per read
- * burst. Anything malformed closes this connection alone, with a logged reason.
+ * query to the shared {@link StoreState} and writes the reply. The small replies of one read burst
+ * are gathered in one buffer, written and flushed once when the burst ends: one allocation and one
+ * system call for all of them. Anything malformed closes this connection alone, with a logged
+ * reason.
  */
 final class StoreServerHandler extends ChannelInboundHandlerAdapter {
 
@@ -29,6 +31,7 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
     private final Queue<StoreRequest> backlog = new ArrayDeque<>();
     private final long maxReplyBytes;
     private Waiter waiter;
+    private ByteBuf replies; // the replies of this read burst not yet handed to the pipeline
 
     StoreServerHandler(StoreState state, long maxReplyBytes) {
         this.state = state;
@@ -54,6 +57,7 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
         while (ctx.channel().isWritable() && !backlog.isEmpty() && ctx.channel().isActive()) {
             handle(ctx, backlog.poll());
+            handOver(ctx);
             ctx.flush();
         }
         if (backlog.isEmpty() && ctx.channel().isWritable()) {
@@ -80,36 +84,39 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
             case COMPARE_SET:
                 byte[] current =
                         state.compareSet(req.key(), req.values().get(0), req.values().get(1));
-                ctx.write(bytes(ctx, current));
+                bytes(ctx, current);
                 return;
             case GET:
                 byte[] value = state.get(req.key());
-                ctx.write(bytes(ctx, value == null ? EMPTY : value));
+                bytes(ctx, value == null ? EMPTY : value);
                 return;
             case ADD:
                 long sum = state.add(req.key(), req.number());
-                ctx.write(ctx.alloc().ioBuffer(8).writeLongLE(sum));
+                reply(ctx, 8).writeLongLE(sum);
                 return;
             case CHECK:
                 int ready =
                         state.check(req.keys())
                                 ? StoreProtocol.CHECK_READY
                                 : StoreProtocol.CHECK_NOT_READY;
-                ctx.write(ctx.alloc().ioBuffer(1).writeByte(ready));
+                reply(ctx, 1).writeByte(ready);
                 return;
             case WAIT:
                 if (waiter == null) {
                     waiter = new Waiter(ctx.channel());
                 }
+                // a STOP_WAITING queued by another connection's write must follow this
+                // connection's earlier replies
+                handOver(ctx);
                 if (state.await(waiter, req.keys())) {
-                    ctx.write(ctx.alloc().ioBuffer(1).writeByte(StoreProtocol.STOP_WAITING));
+                    reply(ctx, 1).writeByte(StoreProtocol.STOP_WAITING);
                 }
                 return;
             case GETNUMKEYS:
-                ctx.write(ctx.alloc().ioBuffer(8).writeLongLE(state.numKeys()));
+                reply(ctx, 8).writeLongLE(state.numKeys());
                 return;
             case DELETE_KEY:
-                ctx.write(ctx.alloc().ioBuffer(8).writeLongLE(state.delete(req.key()) ? 1 : 0));
+                reply(ctx, 8).writeLongLE(state.delete(req.key()) ? 1 : 0);
                 return;
             case APPEND:
                 state.append(req.key(), req.value());
@@ -124,7 +131,7 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
                 cancelWait(ctx);
                 return;
             case PING:
-                ctx.write(ctx.alloc().ioBuffer(4).writeIntLE((int) req.number()));
+                reply(ctx, 4).writeIntLE((int) req.number());
                 return;
             case QUEUE_PUSH:
                 state.queuePush(req.key(), req.value());
@@ -133,7 +140,7 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
                 queuePop(ctx, req.key());
                 return;
             case QUEUE_LEN:
-                ctx.write(ctx.alloc().ioBuffer(8).writeLongLE(state.queueLength(req.key())));
+                reply(ctx, 8).writeLongLE(state.queueLength(req.key()));
                 return;
             case LIST:
                 list(ctx);
@@ -147,6 +154,7 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
         if (waiter != null) {
             state.cancel(waiter);
         }
+        handOver(ctx);
         // Queued behind any STOP_WAITING another event loop has already queued for us, so the
         // client reads STOP_WAITING first, as PyTorch's client expects.
         ByteBuf reply = ctx.alloc().ioBuffer(1).writeByte(StoreProtocol.WAIT_CANCELED);
@@ -165,7 +173,7 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
                     "MULTI_GET reply of " + size + " bytes exceeds the limit of " + maxReplyBytes);
         }
         for (byte[] v : values) {
-            ctx.write(bytes(ctx, v == null ? EMPTY : v));
+            bytes(ctx, v == null ? EMPTY : v);
         }
     }
 
@@ -173,15 +181,16 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
         long length = state.queueLength(key);
         byte[] value = length > 0 ? state.queuePop(key) : null;
         if (value == null) {
-            ctx.write(ctx.alloc().ioBuffer(8).writeLongLE(0));
+            reply(ctx, 8).writeLongLE(0);
             return;
         }
-        ctx.write(ctx.alloc().ioBuffer(8).writeLongLE(length));
-        ctx.write(bytes(ctx, value));
+        reply(ctx, 8).writeLongLE(length);
+        bytes(ctx, value);
     }
 
     private void list(ChannelHandlerContext ctx) {
         List<String> keys = state.list();
+        handOver(ctx);
         ByteBuf out = ctx.alloc().ioBuffer();
         out.writeLongLE(keys.size());
         for (String key : keys) {
@@ -192,21 +201,47 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
     }
 
     // Stored values are never mutated, so large ones are sent without a copy.
-    private static ByteBuf bytes(ChannelHandlerContext ctx, byte[] value) {
+    private void bytes(ChannelHandlerContext ctx, byte[] value) {
         if (value.length <= 256) {
-            return ctx.alloc()
-                    .ioBuffer(8 + value.length)
-                    .writeLongLE(value.length)
-                    .writeBytes(value);
+            reply(ctx, 8 + value.length).writeLongLE(value.length).writeBytes(value);
+            return;
         }
+        handOver(ctx);
         ByteBuf header = ctx.alloc().ioBuffer(8).writeLongLE(value.length);
-        return Unpooled.wrappedBuffer(header, Unpooled.wrappedBuffer(value));
+        ctx.write(Unpooled.wrappedBuffer(header, Unpooled.wrappedBuffer(value)));
+    }
+
+    // The burst's reply buffer, with room for n more bytes.
+    private ByteBuf reply(ChannelHandlerContext ctx, int n) {
+        if (replies == null) {
+            replies = ctx.alloc().ioBuffer(Math.max(256, n));
+        }
+        return replies.ensureWritable(n);
+    }
+
+    // Hands the gathered replies to the pipeline (in order, ahead of anything written after).
+    private void handOver(ChannelHandlerContext ctx) {
+        if (replies != null) {
+            ByteBuf out = replies;
+            replies = null;
+            ctx.write(out);
+        }
     }
 
     /** {@inheritDoc} */
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
+        handOver(ctx);
         ctx.flush();
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void handlerRemoved(ChannelHandlerContext ctx) {
+        if (replies != null) {
+            replies.release();
+            replies = null;
+        }
     }
 
     /** {@inheritDoc} */

@@ -55,7 +55,7 @@ public final class TcpStore implements Store {
         this.port = started != null ? started.getPort() : b.port;
         try {
             String connectHost = started != null && isWildcard(b.host) ? "127.0.0.1" : b.host;
-            connection = StoreConnection.connect(connectHost, port, timeout);
+            connection = StoreConnection.connect(connectHost, port, timeout, b.secret);
         } catch (RuntimeException e) {
             if (started != null) {
                 SharedServers.release(started);
@@ -457,8 +457,26 @@ public final class TcpStore implements Store {
         private boolean multiTenant;
         private final TcpStoreServer.Builder serverOptions = TcpStoreServer.builder();
         private Duration timeout = DEFAULT_TIMEOUT;
+        private String secret = System.getenv(StoreAuth.ENV);
 
         Builder() {}
+
+        /**
+         * Sets the store's shared secret, for the client and for the server this instance starts,
+         * if any ({@link TcpStoreServer.Builder#optSecret}). Client and server prove it to each
+         * other at connect, by HMAC-SHA256 over both sides' nonces, without sending it; a server
+         * with another secret, or none, fails {@link #build()} with a {@link StoreException} naming
+         * the cause. Default the environment variable {@code DJL_DIST_STORE_SECRET}; {@code null}
+         * or empty for none (PyTorch's protocol exactly).
+         *
+         * @param secret the secret, or {@code null} for none
+         * @return this builder
+         */
+        public Builder optSecret(String secret) {
+            this.secret = secret;
+            serverOptions.optSecret(secret);
+            return this;
+        }
 
         /**
          * Sets the server's host (for a server: the address to listen on).

@@ -13,6 +13,9 @@ import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.GlobalEventExecutor;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -34,54 +37,66 @@ import java.util.concurrent.TimeUnit;
  */
 public final class TcpStoreServer implements AutoCloseable {
 
+    /** The default busy-poll window after each event: a few loopback round trips. */
+    static final Duration DEFAULT_BUSY_POLL = Duration.ofNanos(50_000);
+
+    /**
+     * The most connections at which the event loops busy-poll: beyond, polls find work without
+     * spinning, and the clients (often on the same cores) need the CPU.
+     */
+    static final int BUSY_POLL_MAX_CONNECTIONS = 8;
+
+    /** The default warm-up of a standalone server ({@code bin/djl-dist store-server}). */
+    public static final Duration DEFAULT_WARM_UP = Duration.ofMillis(1500);
+
+    private static final Logger logger = LoggerFactory.getLogger(TcpStoreServer.class);
+
     private final StoreState state = new StoreState();
     private final PartialRequestBudget budget;
     // every client connection, so close() can end them all before the loops stop
     private final ChannelGroup clients = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
+    private final EventLoopGroup acceptor;
     private final EventLoopGroup workers;
-    private final Channel channel;
+    private Channel channel;
     private final InetSocketAddress address;
     private volatile boolean closed;
 
     private TcpStoreServer(Builder builder) {
         budget = new PartialRequestBudget(builder.maxPartialRequestBytes);
-        workers = NettyTransport.newGroup(builder.ioThreads, "djl-store-server");
+        // A thread of its own accepts: at a rendezvous of thousands, accepting on the loop that
+        // also serves them let the accept queue (somaxconn) overflow, and the kernel reset the
+        // connections it could not queue; it also halved the time of 9,000 clients here.
+        acceptor = NettyTransport.newGroup(1, "djl-store-accept");
+        workers =
+                NettyTransport.newBusyPollGroup(
+                        builder.ioThreads,
+                        "djl-store-server",
+                        builder.busyPollNanos,
+                        clients::size,
+                        BUSY_POLL_MAX_CONNECTIONS);
         try {
-            ServerBootstrap bootstrap =
-                    new ServerBootstrap()
-                            // accepting on the I/O loops saves a thread and a hand-off per
-                            // connection, which matters at a rendezvous of thousands on few cores
-                            .group(workers)
-                            .channel(NettyTransport.serverChannel())
-                            .option(ChannelOption.SO_BACKLOG, builder.backlog)
-                            .option(ChannelOption.SO_REUSEADDR, true)
-                            .childOption(ChannelOption.TCP_NODELAY, true)
-                            // past 2 MiB of unsent replies a client is not reading: stop reading it
-                            .childOption(
-                                    ChannelOption.WRITE_BUFFER_WATER_MARK,
-                                    new WriteBufferWaterMark(512 * 1024, 2 * 1024 * 1024))
-                            .childHandler(
-                                    new ChannelInitializer<Channel>() {
-                                        @Override
-                                        protected void initChannel(Channel ch) {
-                                            clients.add(ch);
-                                            ch.pipeline()
-                                                    .addLast(
-                                                            new StoreRequestDecoder(
-                                                                    builder.maxKeyBytes,
-                                                                    builder.maxRequestBytes,
-                                                                    builder.maxKeys,
-                                                                    budget,
-                                                                    builder.readTimeout))
-                                                    .addLast(
-                                                            new StoreServerHandler(
-                                                                    state,
-                                                                    builder.maxRequestBytes));
-                                        }
-                                    });
-            channel = bootstrap.bind(builder.host, builder.port).syncUninterruptibly().channel();
+            channel =
+                    bind(
+                            builder,
+                            builder.host,
+                            builder.port,
+                            state,
+                            budget,
+                            clients,
+                            builder.secret);
             address = (InetSocketAddress) channel.localAddress();
+            if (builder.warmUp.compareTo(Duration.ZERO) > 0) {
+                long start = System.nanoTime();
+                ServerWarmUp.run(this, builder);
+                logger.info(
+                        "{}: warmed up in {} ms",
+                        this,
+                        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+            }
         } catch (Exception e) { // Netty rethrows bind's checked IOException unchecked
+            if (channel != null) {
+                channel.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+            }
             shutdownGroups();
             throw new StoreException(
                     "The server socket has failed to listen on "
@@ -92,6 +107,57 @@ public final class TcpStoreServer implements AutoCloseable {
                             + e.getMessage(),
                     e);
         }
+    }
+
+    /**
+     * Binds a listener on this server's event loops whose connections serve {@code keys}: the
+     * server's own, or the scratch state of a warm-up; with a secret, each connection must pass
+     * {@link StoreAuth}'s handshake first.
+     */
+    Channel bind(
+            Builder builder,
+            String host,
+            int port,
+            StoreState keys,
+            PartialRequestBudget partials,
+            ChannelGroup connections,
+            byte[] secret) {
+        ServerBootstrap bootstrap =
+                new ServerBootstrap()
+                        .group(acceptor, workers)
+                        .channel(NettyTransport.serverChannel())
+                        .option(ChannelOption.SO_BACKLOG, builder.backlog)
+                        .option(ChannelOption.SO_REUSEADDR, true)
+                        .childOption(ChannelOption.TCP_NODELAY, true)
+                        // past 2 MiB of unsent replies a client is not reading: stop reading it
+                        .childOption(
+                                ChannelOption.WRITE_BUFFER_WATER_MARK,
+                                new WriteBufferWaterMark(512 * 1024, 2 * 1024 * 1024))
+                        .childHandler(
+                                new ChannelInitializer<Channel>() {
+                                    @Override
+                                    protected void initChannel(Channel ch) {
+                                        connections.add(ch);
+                                        if (secret != null) {
+                                            ch.pipeline()
+                                                    .addLast(
+                                                            new StoreAuthServerHandler(
+                                                                    secret, builder.readTimeout));
+                                        }
+                                        ch.pipeline()
+                                                .addLast(
+                                                        new StoreRequestDecoder(
+                                                                builder.maxKeyBytes,
+                                                                builder.maxRequestBytes,
+                                                                builder.maxKeys,
+                                                                partials,
+                                                                builder.readTimeout))
+                                                .addLast(
+                                                        new StoreServerHandler(
+                                                                keys, builder.maxRequestBytes));
+                                    }
+                                });
+        return bootstrap.bind(host, port).syncUninterruptibly().channel();
     }
 
     /**
@@ -172,7 +238,9 @@ public final class TcpStoreServer implements AutoCloseable {
     }
 
     private void shutdownGroups() {
+        acceptor.shutdownGracefully(0, 2, TimeUnit.SECONDS);
         workers.shutdownGracefully(0, 2, TimeUnit.SECONDS);
+        acceptor.terminationFuture().awaitUninterruptibly(5, TimeUnit.SECONDS);
         workers.terminationFuture().awaitUninterruptibly(5, TimeUnit.SECONDS);
     }
 
@@ -187,9 +255,13 @@ public final class TcpStoreServer implements AutoCloseable {
 
         private String host = "0.0.0.0";
         private int port;
+        // half the cores, at most 4: the clients (often on the same host) need the rest
         private int ioThreads =
-                Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
-        private int backlog = 16384;
+                Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors() / 2));
+        private int backlog = 65535;
+        private long busyPollNanos = DEFAULT_BUSY_POLL.toNanos();
+        private Duration warmUp = Duration.ZERO;
+        private byte[] secret = StoreAuth.fromEnvironment();
         private int maxKeyBytes = StoreProtocol.DEFAULT_MAX_KEY_BYTES;
         private long maxRequestBytes = StoreProtocol.DEFAULT_MAX_REQUEST_BYTES;
         private int maxKeys = StoreProtocol.DEFAULT_MAX_KEYS;
@@ -221,7 +293,8 @@ public final class TcpStoreServer implements AutoCloseable {
         }
 
         /**
-         * Sets the number of event-loop threads serving connections; default min(4, cores).
+         * Sets the number of event-loop threads serving connections; default half the cores, at
+         * least 1 and at most 4.
          *
          * @param ioThreads at least 1
          * @return this builder
@@ -232,13 +305,68 @@ public final class TcpStoreServer implements AutoCloseable {
         }
 
         /**
-         * Sets the listen backlog (the kernel caps it at net.core.somaxconn); default 16384.
+         * Sets the listen backlog (the kernel caps it at net.core.somaxconn); default 65535, so the
+         * kernel's own cap applies.
          *
          * @param backlog at least 1
          * @return this builder
          */
         public Builder optBacklog(int backlog) {
             this.backlog = backlog;
+            return this;
+        }
+
+        /**
+         * Sets how long an event loop keeps polling without blocking after its last event, default
+         * 50 us; {@code Duration.ZERO} blocks at once. Each loop spins only while traffic is that
+         * recent, so an idle server costs nothing, and a busy one answers the next request of a
+         * client without a thread wake-up (epoll only).
+         *
+         * @param busyPoll zero or a positive duration
+         * @return this builder
+         */
+        public Builder optBusyPoll(Duration busyPoll) {
+            if (busyPoll == null || busyPoll.isNegative()) {
+                throw new IllegalArgumentException(
+                        "busyPoll: " + busyPoll + " (expected: zero or a positive duration)");
+            }
+            this.busyPollNanos = busyPoll.toNanos();
+            return this;
+        }
+
+        /**
+         * Sets how long the server serves an internal load through its own code path before {@link
+         * #build()} returns: a scratch key space on a second loopback listener, closed afterwards,
+         * so the real keys are untouched and no client can see it. The JIT compiles the request
+         * path meanwhile, and the server is at full speed from its first request instead of after
+         * some 100,000 of them. Default {@code Duration.ZERO}, none: a server embedded in a job's
+         * rank 0 or a test should start at once; {@code bin/djl-dist store-server} uses {@link
+         * #DEFAULT_WARM_UP}.
+         *
+         * @param warmUp zero or a positive duration
+         * @return this builder
+         */
+        public Builder optWarmUp(Duration warmUp) {
+            if (warmUp == null || warmUp.isNegative()) {
+                throw new IllegalArgumentException(
+                        "warmUp: " + warmUp + " (expected: zero or a positive duration)");
+            }
+            this.warmUp = warmUp;
+            return this;
+        }
+
+        /**
+         * Sets the store's shared secret: every client must then prove it holds the same secret at
+         * connect ({@link TcpStore.Builder#optSecret}), or is refused before it can read or write a
+         * key, with a WARN here naming it. The secret itself never crosses the wire. Default the
+         * environment variable {@code DJL_DIST_STORE_SECRET}; {@code null} or empty for none, which
+         * keeps PyTorch's protocol exactly (PyTorch's clients cannot authenticate).
+         *
+         * @param secret the secret, or {@code null} for none
+         * @return this builder
+         */
+        public Builder optSecret(String secret) {
+            this.secret = StoreAuth.of(secret);
             return this;
         }
 
@@ -301,6 +429,10 @@ public final class TcpStoreServer implements AutoCloseable {
         public Builder optReadTimeout(Duration readTimeout) {
             this.readTimeout = readTimeout;
             return this;
+        }
+
+        long warmUpNanos() {
+            return warmUp.toNanos();
         }
 
         /**

@@ -32,6 +32,18 @@ final class RawClient implements AutoCloseable {
         return this;
     }
 
+    RawClient raw(byte[] bytes) throws IOException {
+        out.write(bytes);
+        return this;
+    }
+
+    byte[] readBytes(int n) throws IOException {
+        out.flush();
+        byte[] b = new byte[n];
+        in.readFully(b);
+        return b;
+    }
+
     RawClient u32(long v) throws IOException {
         out.write(ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt((int) v).array());
         return this;

@@ -56,6 +56,34 @@ class TcpStoreServerTest {
     }
 
     @Test
+    void warmUpLeavesNoKeysAndServesAtOnce() throws Exception {
+        long before = System.nanoTime();
+        try (TcpStoreServer warm =
+                TcpStoreServer.builder()
+                        .optHost("127.0.0.1")
+                        .optWarmUp(Duration.ofMillis(300))
+                        .optBusyPoll(Duration.ofMillis(1))
+                        .build()) {
+            // build() returned only after the warm-up ran at least a third of its time
+            assertTrue(System.nanoTime() - before >= TimeUnit.MILLISECONDS.toNanos(100));
+            assertEquals(0, warm.numKeys(), "the warm-up's keys are in a scratch key space");
+            try (RawClient raw = new RawClient(warm.getPort())) {
+                raw.validate();
+                raw.u8(4).str("/warm-up/counter").i64(5); // ADD: the warm-up's counter is not here
+                assertEquals(5, raw.readI64());
+                raw.u8(7); // GETNUMKEYS
+                assertEquals(1, raw.readI64());
+            }
+        }
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> TcpStoreServer.builder().optWarmUp(Duration.ofMillis(-1)));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> TcpStoreServer.builder().optBusyPoll(Duration.ofMillis(-1)));
+    }
+
+    @Test
     void rawQueriesGetPyTorchReplies() throws Exception {
         try (RawClient raw = new RawClient(server.getPort())) {
             raw.validate();

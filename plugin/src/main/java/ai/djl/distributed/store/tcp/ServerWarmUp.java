@@ -1,0 +1,294 @@
+package ai.djl.distributed.store.tcp;
+
+import ai.djl.distributed.store.StoreException;
+
+import io.netty.channel.Channel;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.util.concurrent.GlobalEventExecutor;
+
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Warms a fresh {@link TcpStoreServer} up before it is handed out: a few loopback clients run a
+ * closed-loop load of the common queries (SET, GET, ADD, CHECK, WAIT, COMPARE_SET, MULTI_GET,
+ * DELETE, GETNUMKEYS, large values) through a second listener on the server's own event loops and
+ * handlers, against a scratch key space, until the JIT has compiled that path (no compilation for a
+ * moment) or the warm-up's time is up. The first real client then meets compiled code. The listener
+ * and its connections are closed before the server's builder returns; the server's keys are never
+ * touched.
+ */
+final class ServerWarmUp {
+
+    private static final int CLIENTS = 4;
+    private static final int ROUNDS = 512;
+    private static final long SETTLE_MILLIS = 100;
+    private static final int PIPELINED = 32;
+
+    private ServerWarmUp() {}
+
+    /**
+     * Runs the warm-up for the builder's duration, blocking the caller.
+     *
+     * @throws StoreException if the warm-up load fails (a server that cannot serve it is broken)
+     */
+    static void run(TcpStoreServer server, TcpStoreServer.Builder builder) {
+        ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
+        Channel listener =
+                server.bind(
+                        builder,
+                        "127.0.0.1",
+                        0,
+                        new StoreState(),
+                        new PartialRequestBudget(Long.MAX_VALUE),
+                        connections,
+                        null); // the warm-up's clients hold no secret
+        int port = ((InetSocketAddress) listener.localAddress()).getPort();
+        long start = System.nanoTime();
+        AtomicLong deadline = new AtomicLong(start + builder.warmUpNanos());
+        List<Thread> threads = new ArrayList<>(CLIENTS);
+        Throwable[] failure = new Throwable[1];
+        try {
+            for (int i = 0; i < CLIENTS; ++i) {
+                int id = i;
+                Thread t =
+                        new Thread(
+                                () -> {
+                                    try {
+                                        load(port, id, deadline);
+                                    } catch (IOException | RuntimeException e) {
+                                        synchronized (failure) {
+                                            failure[0] = e;
+                                        }
+                                    }
+                                },
+                                "djl-store-warm-up-" + i);
+                t.setDaemon(true);
+                t.start();
+                threads.add(t);
+            }
+            settle(start, builder.warmUpNanos(), deadline);
+            for (Thread t : threads) {
+                // the clients stop at the deadline; their sockets time out 5 s after it at most
+                t.join(10_000);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StoreException("interrupted while warming the store server up", e);
+        } finally {
+            listener.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+            connections.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        }
+        synchronized (failure) {
+            if (failure[0] != null) {
+                throw new StoreException("store server warm-up failed: " + failure[0], failure[0]);
+            }
+        }
+    }
+
+    // One client: connections of a few hundred rounds each (so accepting and closing are warmed
+    // too), until the deadline.
+    private static void load(int port, int id, AtomicLong deadline) throws IOException {
+        while (System.nanoTime() < deadline.get()) {
+            connection(port, id, deadline);
+        }
+    }
+
+    /**
+     * Ends the load once the JIT has settled: after at least a third of the warm-up, as soon as the
+     * compilers spent under a tenth of a {@link #SETTLE_MILLIS} window compiling (compiles lag the
+     * load by hundreds of milliseconds on a busy machine, then trickle on for rare tier changes),
+     * and at the full warm-up at the latest.
+     */
+    private static void settle(long start, long warmUpNanos, AtomicLong deadline)
+            throws InterruptedException {
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        boolean monitored = jit != null && jit.isCompilationTimeMonitoringSupported();
+        Thread.sleep(TimeUnit.NANOSECONDS.toMillis(monitored ? warmUpNanos / 3 : warmUpNanos));
+        while (monitored && System.nanoTime() - start < warmUpNanos) {
+            long before = jit.getTotalCompilationTime();
+            Thread.sleep(SETTLE_MILLIS);
+            if (jit.getTotalCompilationTime() - before < SETTLE_MILLIS / 10) {
+                break;
+            }
+        }
+        deadline.set(System.nanoTime());
+    }
+
+    private static Socket open(int port, ByteBuffer buf) throws IOException {
+        Socket socket = new Socket();
+        try {
+            socket.setTcpNoDelay(true);
+            socket.setSoTimeout(5000);
+            socket.connect(new InetSocketAddress("127.0.0.1", port), 5000);
+            buf.put((byte) StoreOpcode.VALIDATE.code()).putInt(StoreProtocol.MAGIC);
+            send(socket.getOutputStream(), buf);
+            return socket;
+        } catch (IOException e) {
+            socket.close();
+            throw e;
+        }
+    }
+
+    // Rounds of SET+GET (together, apart, or split) and ADD; every 16th round the rarer queries,
+    // and a WAIT on a second connection that this one's SET releases.
+    private static void connection(int port, int id, AtomicLong deadline) throws IOException {
+        ByteBuffer buf = ByteBuffer.allocate(8192).order(ByteOrder.LITTLE_ENDIAN);
+        try (Socket socket = open(port, buf);
+                Socket waiter = open(port, buf)) {
+            OutputStream out = socket.getOutputStream();
+            DataInputStream in = new DataInputStream(socket.getInputStream());
+            String key = "/warm-up/" + id;
+            String counter = "/warm-up/counter";
+            byte[] small = "01234567".getBytes(StandardCharsets.US_ASCII);
+            byte[] medium = new byte[64];
+            byte[] large = new byte[1024];
+            byte[] reply = new byte[64 + large.length];
+            for (int round = 0; round < ROUNDS && System.nanoTime() < deadline.get(); ++round) {
+                byte[] value = round % 64 == 0 ? large : round % 2 == 0 ? small : medium;
+                if (round % 4 == 3) {
+                    pipelined(buf, out, in, key, counter, value, reply);
+                    continue;
+                }
+                op(buf, StoreOpcode.SET);
+                str(buf, key);
+                str(buf, value);
+                if (round % 4 == 1) {
+                    send(out, buf); // alone, as PyTorch's client sends it: a read with no reply
+                } else if (round % 4 == 2) {
+                    split(out, buf); // a request over two reads: the partial-request path
+                }
+                // PyTorch's client WAITs before each GET
+                op(buf, StoreOpcode.WAIT);
+                buf.putLong(1);
+                str(buf, key);
+                op(buf, StoreOpcode.GET);
+                str(buf, key);
+                send(out, buf);
+                in.readFully(reply, 0, 1 + 8 + value.length);
+                op(buf, StoreOpcode.ADD);
+                str(buf, counter);
+                buf.putLong(1);
+                send(out, buf);
+                in.readFully(reply, 0, 8);
+                if (round % 16 == 0) {
+                    rare(buf, out, in, key, reply);
+                    released(buf, waiter, out, key + "/go/" + round);
+                }
+            }
+        }
+    }
+
+    // Many requests in one write: the per-request path gets hot many times faster than the
+    // per-read path, so the JIT reaches its final code within the warm-up.
+    private static void pipelined(
+            ByteBuffer buf,
+            OutputStream out,
+            DataInputStream in,
+            String key,
+            String counter,
+            byte[] value,
+            byte[] reply)
+            throws IOException {
+        int n = Math.min(PIPELINED, (buf.capacity() - 64) / (3 * key.length() + value.length + 64));
+        for (int i = 0; i < n; ++i) {
+            op(buf, StoreOpcode.SET);
+            str(buf, key);
+            str(buf, value);
+            op(buf, StoreOpcode.GET);
+            str(buf, key);
+            op(buf, StoreOpcode.ADD);
+            str(buf, counter);
+            buf.putLong(1);
+        }
+        send(out, buf);
+        for (int i = 0; i < n; ++i) {
+            in.readFully(reply, 0, 8 + value.length + 8);
+        }
+    }
+
+    // A WAIT on a missing key, released by a SET from the other connection.
+    private static void released(ByteBuffer buf, Socket waiter, OutputStream out, String key)
+            throws IOException {
+        op(buf, StoreOpcode.WAIT);
+        buf.putLong(1);
+        str(buf, key);
+        send(waiter.getOutputStream(), buf);
+        op(buf, StoreOpcode.SET);
+        str(buf, key);
+        str(buf, new byte[1]);
+        send(out, buf);
+        if (waiter.getInputStream().read() != StoreProtocol.STOP_WAITING) {
+            throw new IOException("warm-up WAIT on " + key + " not released");
+        }
+    }
+
+    // Sends all but the last byte, then that byte.
+    private static void split(OutputStream out, ByteBuffer buf) throws IOException {
+        out.write(buf.array(), 0, buf.position() - 1);
+        out.flush();
+        out.write(buf.array(), buf.position() - 1, 1);
+        out.flush();
+        buf.clear();
+    }
+
+    private static void rare(
+            ByteBuffer buf, OutputStream out, DataInputStream in, String key, byte[] reply)
+            throws IOException {
+        op(buf, StoreOpcode.CHECK);
+        buf.putLong(1);
+        str(buf, key);
+        op(buf, StoreOpcode.WAIT);
+        buf.putLong(1);
+        str(buf, key);
+        op(buf, StoreOpcode.GETNUMKEYS);
+        op(buf, StoreOpcode.MULTI_GET);
+        buf.putLong(1);
+        str(buf, key);
+        send(out, buf);
+        in.readFully(reply, 0, 1 + 1 + 8);
+        long length = Long.reverseBytes(in.readLong());
+        in.readFully(reply, 0, (int) length);
+        op(buf, StoreOpcode.COMPARE_SET);
+        str(buf, key + "/cas");
+        str(buf, new byte[0]);
+        str(buf, key.getBytes(StandardCharsets.ISO_8859_1));
+        op(buf, StoreOpcode.DELETE_KEY);
+        str(buf, key + "/cas");
+        op(buf, StoreOpcode.PING);
+        buf.putInt(7);
+        send(out, buf);
+        in.readFully(reply, 0, 8 + key.length() + 8 + 4);
+    }
+
+    private static void op(ByteBuffer buf, StoreOpcode op) {
+        buf.put((byte) op.code());
+    }
+
+    private static void str(ByteBuffer buf, String s) {
+        str(buf, s.getBytes(StandardCharsets.ISO_8859_1));
+    }
+
+    private static void str(ByteBuffer buf, byte[] b) {
+        buf.putLong(b.length).put(b);
+    }
+
+    private static void send(OutputStream out, ByteBuffer buf) throws IOException {
+        out.write(buf.array(), 0, buf.position());
+        out.flush();
+        buf.clear();
+    }
+}

@@ -1,0 +1,201 @@
+package ai.djl.distributed.store.tcp;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.ByteToMessageDecoder;
+import io.netty.util.concurrent.ScheduledFuture;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The server's side of {@link StoreAuth}'s handshake, first in the pipeline of every connection of
+ * a server with a secret: VALIDATE, AUTH, the client's proof. Until the client has proven the
+ * secret nothing reaches the request decoder, so a client without it never reads or writes a key.
+ * On success the handler hands any bytes that followed to the decoder and leaves the pipeline; on
+ * failure it logs why (at WARN, naming the client), tells the client where the protocol allows, and
+ * closes the connection. A handshake not finished within the read timeout also closes it.
+ */
+final class StoreAuthServerHandler extends ByteToMessageDecoder {
+
+    private static final Logger logger = LoggerFactory.getLogger(StoreAuthServerHandler.class);
+
+    private enum Step {
+        VALIDATE,
+        HELLO,
+        PROOF,
+        DONE
+    }
+
+    private final byte[] secret;
+    private final long timeoutNanos;
+    private Step step = Step.VALIDATE;
+    private byte[] clientNonce;
+    private byte[] serverNonce;
+    private ScheduledFuture<?> timer;
+
+    StoreAuthServerHandler(byte[] secret, Duration timeout) {
+        this.secret = secret;
+        this.timeoutNanos = timeout.toNanos();
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) throws Exception {
+        super.channelActive(ctx);
+        timer =
+                ctx.executor()
+                        .schedule(
+                                () -> {
+                                    if (step != Step.DONE && ctx.channel().isActive()) {
+                                        refuse(
+                                                ctx,
+                                                "no authentication within "
+                                                        + TimeUnit.NANOSECONDS.toMillis(
+                                                                timeoutNanos)
+                                                        + " ms",
+                                                null);
+                                    }
+                                },
+                                timeoutNanos,
+                                TimeUnit.NANOSECONDS);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    protected void handlerRemoved0(ChannelHandlerContext ctx) {
+        if (timer != null) {
+            timer.cancel(false);
+        }
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+        switch (step) {
+            case VALIDATE:
+                if (validate(ctx, in)) {
+                    hello(ctx, in); // the hello may be in the same read
+                }
+                return;
+            case HELLO:
+                hello(ctx, in);
+                return;
+            case PROOF:
+                proof(ctx, in);
+                return;
+            default:
+                in.skipBytes(in.readableBytes()); // refused: the connection is closing
+        }
+    }
+
+    private boolean validate(ChannelHandlerContext ctx, ByteBuf in) {
+        if (in.readableBytes() < 5) {
+            return false;
+        }
+        int first = in.readUnsignedByte();
+        long magic = in.readUnsignedIntLE();
+        if (first != StoreOpcode.VALIDATE.code() || magic != StoreProtocol.MAGIC) {
+            refuse(ctx, "first query is not VALIDATE with the protocol magic", null);
+            return false;
+        }
+        step = Step.HELLO;
+        return true;
+    }
+
+    private void hello(ChannelHandlerContext ctx, ByteBuf in) {
+        if (!in.isReadable()) {
+            return;
+        }
+        int type = in.getUnsignedByte(in.readerIndex());
+        if (type == StoreOpcode.PING.code()) {
+            if (in.readableBytes() < 5) {
+                return;
+            }
+            in.skipBytes(5);
+            // PyTorch's client, or ours without the secret: its PING check fails with this value
+            refuse(
+                    ctx,
+                    "it did not authenticate (a PyTorch client, or one without "
+                            + StoreAuth.ENV
+                            + "), and this server requires the store secret",
+                    ctx.alloc().ioBuffer(4).writeIntLE((int) StoreAuth.AUTH_REQUIRED));
+            return;
+        }
+        if (type != StoreAuth.AUTH) {
+            refuse(
+                    ctx,
+                    "it sent query type " + type + " before authenticating; a secret is required",
+                    null);
+            return;
+        }
+        if (in.readableBytes() < 2 + StoreAuth.NONCE_BYTES) {
+            return;
+        }
+        in.skipBytes(1);
+        int version = in.readUnsignedByte();
+        if (version != StoreAuth.VERSION) {
+            refuse(
+                    ctx,
+                    "authentication version " + version + ", expected " + StoreAuth.VERSION,
+                    null);
+            return;
+        }
+        clientNonce = new byte[StoreAuth.NONCE_BYTES];
+        in.readBytes(clientNonce);
+        serverNonce = StoreAuth.nonce();
+        ctx.writeAndFlush(
+                ctx.alloc()
+                        .ioBuffer(1 + StoreAuth.NONCE_BYTES)
+                        .writeByte(StoreAuth.AUTH)
+                        .writeBytes(serverNonce));
+        step = Step.PROOF;
+        proof(ctx, in);
+    }
+
+    private void proof(ChannelHandlerContext ctx, ByteBuf in) {
+        if (in.readableBytes() < StoreAuth.PROOF_BYTES) {
+            return;
+        }
+        byte[] proof = new byte[StoreAuth.PROOF_BYTES];
+        in.readBytes(proof);
+        if (!StoreAuth.matches(StoreAuth.clientProof(secret, clientNonce, serverNonce), proof)) {
+            refuse(
+                    ctx,
+                    "its proof of the store secret is wrong (a different secret, or a replayed"
+                            + " handshake)",
+                    ctx.alloc().ioBuffer(1).writeByte(StoreAuth.REFUSED));
+            return;
+        }
+        step = Step.DONE;
+        ctx.writeAndFlush(
+                ctx.alloc()
+                        .ioBuffer(1 + StoreAuth.PROOF_BYTES)
+                        .writeByte(StoreAuth.ACCEPTED)
+                        .writeBytes(StoreAuth.serverProof(secret, clientNonce, serverNonce)));
+        StoreRequestDecoder decoder = ctx.pipeline().get(StoreRequestDecoder.class);
+        if (decoder != null) {
+            decoder.markValidated();
+        }
+        // the bytes after the proof (the first queries) go on to the decoder
+        ctx.pipeline().remove(this);
+    }
+
+    private void refuse(ChannelHandlerContext ctx, String reason, ByteBuf reply) {
+        step = Step.DONE;
+        logger.warn(
+                "TcpStore server: refusing connection from {}: {}",
+                ctx.channel().remoteAddress(),
+                reason);
+        if (reply == null) {
+            ctx.close();
+        } else {
+            ctx.writeAndFlush(reply).addListener(ChannelFutureListener.CLOSE);
+        }
+    }
+}

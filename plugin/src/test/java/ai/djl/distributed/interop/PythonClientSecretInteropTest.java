@@ -1,0 +1,58 @@
+package ai.djl.distributed.interop;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ai.djl.distributed.store.tcp.TcpStore;
+import ai.djl.distributed.store.tcp.TcpStoreServer;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.time.Duration;
+
+/**
+ * PyTorch 2.6's TCPStore client against a Java server that requires a store secret: it cannot
+ * authenticate, so it is refused at connect (its constructor raises) and never reads the key a Java
+ * client with the secret set.
+ */
+@Timeout(180)
+class PythonClientSecretInteropTest {
+
+    private static final String SCRIPT =
+            """
+            import sys, datetime
+            import torch.distributed as dist
+            port = int(sys.argv[1])
+            try:
+                s = dist.TCPStore("127.0.0.1", port, is_master=False, use_libuv=False,
+                                  wait_for_workers=False, timeout=datetime.timedelta(seconds=10))
+                print("GOT_IN", s.get("secret_key"))
+            except Exception as e:
+                print("REFUSED", type(e).__name__, str(e).splitlines()[-1])
+            """;
+
+    @Test
+    void aPythonClientIsRefusedByAServerThatRequiresASecret() throws Exception {
+        String secret = "interop-secret";
+        try (TcpStoreServer server =
+                        TcpStoreServer.builder().optHost("127.0.0.1").optSecret(secret).build();
+                TcpStore java =
+                        TcpStore.builder()
+                                .setHost("127.0.0.1")
+                                .setPort(server.getPort())
+                                .optTimeout(Duration.ofSeconds(60))
+                                .optSecret(secret)
+                                .build();
+                PythonPeer py = PythonPeer.start(SCRIPT, Integer.toString(server.getPort()))) {
+            java.set("secret_key", "not for python");
+            String out = py.assertSuccess(Duration.ofSeconds(150));
+            assertTrue(!out.contains("GOT_IN") && !out.contains("not for python"), out);
+            // PyTorch's client checks its PING echo, which the server answers with a value no
+            // process id can be
+            String refused = py.awaitLine("REFUSED", Duration.ofSeconds(5));
+            assertTrue(refused.contains("Ping failed"), refused);
+            assertEquals(1, server.numKeys(), "only the Java client's key");
+        }
+    }
+}
