@@ -62,7 +62,6 @@ final class StoreAuth {
             "djl-store-auth/client".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] SERVER_LABEL =
             "djl-store-auth/server".getBytes(StandardCharsets.US_ASCII);
-    private static final SecureRandom RANDOM = new SecureRandom();
     // Mac.getInstance looks the provider up each time: one instance per thread, keyed per use
     private static final ThreadLocal<Mac> MACS =
             ThreadLocal.withInitial(
@@ -98,8 +97,17 @@ final class StoreAuth {
 
     static byte[] nonce() {
         byte[] nonce = new byte[NONCE_BYTES];
-        RANDOM.nextBytes(nonce);
+        Random.INSTANCE.nextBytes(nonce);
         return nonce;
+    }
+
+    /**
+     * Holds the generator apart, so that a store without a secret never loads the JDK's security
+     * configuration (a JDK whose {@code java.security} file is out of reach, as Debian's inside the
+     * PyTorch peer's root, fails there).
+     */
+    private static final class Random {
+        static final SecureRandom INSTANCE = new SecureRandom();
     }
 
     static byte[] clientProof(byte[] secret, byte[] clientNonce, byte[] serverNonce) {
