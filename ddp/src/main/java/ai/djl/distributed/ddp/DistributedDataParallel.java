@@ -3,6 +3,7 @@ package ai.djl.distributed.ddp;
 import ai.djl.Device;
 import ai.djl.Model;
 import ai.djl.distributed.ReduceOp;
+import ai.djl.distributed.parallel.DataParallelConfig;
 import ai.djl.distributed.parallel.DistributedSampler;
 import ai.djl.distributed.parallel.ModelSync;
 import ai.djl.distributed.parallel.RankAverages;
@@ -101,7 +102,7 @@ public final class DistributedDataParallel extends Trainer {
     private Parameter[] frozen = new Parameter[0];
     private Reducer reducer;
 
-    private DistributedDataParallel(Model model, DdpTrainingConfig config, Builder builder) {
+    private DistributedDataParallel(Model model, DataParallelConfig config, Builder builder) {
         super(model, config);
         this.group = builder.group;
         this.optimizer = config.getOptimizer();
@@ -718,7 +719,13 @@ public final class DistributedDataParallel extends Trainer {
             RankAverages averages = new RankAverages(group);
             return new DistributedDataParallel(
                     model,
-                    new DdpTrainingConfig(config, d, averages, group.getRank(), group.getSize()),
+                    new DataParallelConfig(
+                            config,
+                            d,
+                            averages,
+                            group.getRank(),
+                            group.getSize(),
+                            t -> ((DistributedDataParallel) t).finishPendingUpdates()),
                     this);
         }
 

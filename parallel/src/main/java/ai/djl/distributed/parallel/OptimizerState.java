@@ -202,6 +202,26 @@ public final class OptimizerState {
         }
     }
 
+    /**
+     * Returns an optimizer's state arrays for one parameter: Adam's two moments, SGD's momentum,
+     * none for plain SGD or before the parameter's first update.
+     *
+     * @param optimizer the optimizer; read only
+     * @param parameterId the parameter's id, as given to {@code Optimizer.update}
+     * @return the arrays, every device's; owned by the optimizer
+     * @throws IllegalStateException if DJL's optimizer internals cannot be reached
+     */
+    public static List<NDArray> arrays(Optimizer optimizer, String parameterId) {
+        List<NDArray> arrays = new ArrayList<>();
+        for (Field f : stateFields(optimizer.getClass())) {
+            Map<Device, NDArray> perDevice = stateMap(f, optimizer).get(parameterId);
+            if (perDevice != null) {
+                arrays.addAll(perDevice.values());
+            }
+        }
+        return arrays;
+    }
+
     private static String id(Map<String, String> idByName, String name) {
         String id = idByName.get(name);
         if (id == null) {

@@ -32,8 +32,8 @@ import java.util.Objects;
  * <p>A stage must fetch every parameter it uses through the {@link ParameterStore} it is given and
  * list each of them in {@link #getParameters()}: a trainer that runs a model stage by stage gathers
  * a stage's parameters before it runs and frees them after. A parameter may belong to several
- * stages (a tied embedding and language-model head). Immutable and thread-safe; the arrays a
- * stage returns belong to the manager of its first input, as any DJL operation's.
+ * stages (a tied embedding and language-model head). Immutable and thread-safe; the arrays a stage
+ * returns belong to the manager of its first input, as any DJL operation's.
  */
 public final class Stage {
 
@@ -79,7 +79,8 @@ public final class Stage {
         for (Pair<String, Parameter> p : block.getParameters()) {
             params.add(p.getValue());
         }
-        return new Stage(name, block, params, (ps, in, training) -> block.forward(ps, in, training));
+        return new Stage(
+                name, block, params, (ps, in, training) -> block.forward(ps, in, training));
     }
 
     /**
