@@ -380,6 +380,11 @@ public final class FullyShardedDataParallel extends Trainer {
         }
     }
 
+    StagedStep staged() {
+        shard();
+        return staged;
+    }
+
     List<FlatUnit> units() {
         shard();
         return units;

@@ -83,6 +83,13 @@ final class StagedStep {
         this.seedBase = seedBase;
     }
 
+    /**
+     * The seed of the last training pass: stage {@code k} seeds the torch generator with it + k.
+     */
+    long lastPassSeed() {
+        return passSeed;
+    }
+
     /** Whether a training pass waits for its backward. */
     boolean isPending() {
         return inputs != null;

@@ -35,6 +35,7 @@ import ai.djl.training.DefaultTrainingConfig;
 import ai.djl.training.GradientCollector;
 import ai.djl.training.Trainer;
 import ai.djl.training.initializer.Initializer;
+import ai.djl.training.loss.Loss;
 import ai.djl.training.optimizer.Optimizer;
 import ai.djl.training.tracker.Tracker;
 import ai.djl.util.Pair;
@@ -111,7 +112,11 @@ final class Fixture {
     }
 
     static DefaultTrainingConfig config(Optimizer optimizer) {
-        return new DefaultTrainingConfig(new CausalLmLoss())
+        return config(optimizer, new CausalLmLoss());
+    }
+
+    static DefaultTrainingConfig config(Optimizer optimizer, Loss loss) {
+        return new DefaultTrainingConfig(loss)
                 .optOptimizer(optimizer)
                 .optDevices(new Device[] {Device.cpu()});
     }
