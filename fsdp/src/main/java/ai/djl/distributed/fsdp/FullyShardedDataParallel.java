@@ -16,6 +16,7 @@ package ai.djl.distributed.fsdp;
 import ai.djl.Device;
 import ai.djl.Model;
 import ai.djl.distributed.ReduceOp;
+import ai.djl.distributed.parallel.DataParallelBuilder;
 import ai.djl.distributed.parallel.DataParallelConfig;
 import ai.djl.distributed.parallel.DistributedSampler;
 import ai.djl.distributed.parallel.ModelSync;
@@ -34,10 +35,7 @@ import ai.djl.nn.Block;
 import ai.djl.nn.Parameter;
 import ai.djl.training.GradientCollector;
 import ai.djl.training.Trainer;
-import ai.djl.training.TrainingConfig;
-import ai.djl.training.initializer.Initializer;
 import ai.djl.training.optimizer.Optimizer;
-import ai.djl.util.Pair;
 import ai.djl.util.RandomUtils;
 
 import org.slf4j.Logger;
@@ -48,7 +46,6 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.function.BiConsumer;
-import java.util.function.Predicate;
 
 /**
  * Fully sharded data parallelism, as PyTorch's {@code FullyShardedDataParallel}: a DJL {@link
@@ -109,7 +106,7 @@ public final class FullyShardedDataParallel extends Trainer {
 
     private FullyShardedDataParallel(Model model, DataParallelConfig config, Builder b) {
         super(model, config);
-        this.group = b.group;
+        this.group = b.processGroup();
         this.strategy = b.strategy;
         this.policy = b.policy;
         this.maxGradNorm = b.maxGradNorm;
@@ -480,12 +477,8 @@ public final class FullyShardedDataParallel extends Trainer {
     }
 
     /** Builds a {@link FullyShardedDataParallel}. */
-    public static final class Builder {
+    public static final class Builder extends DataParallelBuilder<Builder> {
 
-        private Model model;
-        private TrainingConfig config;
-        private ProcessGroup group;
-        private Device device;
         private ShardingStrategy strategy = ShardingStrategy.FULL_SHARD;
         private WrapPolicy policy;
         private DeviceMesh mesh;
@@ -493,48 +486,14 @@ public final class FullyShardedDataParallel extends Trainer {
 
         Builder() {}
 
-        /**
-         * Sets the model to train; its block must be set.
-         *
-         * @param model the model
-         * @return this builder
-         */
-        public Builder setModel(Model model) {
-            this.model = model;
+        /** {@inheritDoc} */
+        @Override
+        protected Builder self() {
             return this;
         }
 
-        /**
-         * Sets the training configuration (loss, optimizer, evaluators, listeners).
-         *
-         * @param config the configuration
-         * @return this builder
-         */
-        public Builder setTrainingConfig(TrainingConfig config) {
-            this.config = config;
-            return this;
-        }
-
-        /**
-         * Sets the process group to train over (all ranks).
-         *
-         * @param group the group; not closed by the trainer
-         * @return this builder
-         */
-        public Builder setProcessGroup(ProcessGroup group) {
-            this.group = group;
-            return this;
-        }
-
-        /**
-         * Sets the device (default: the configuration's only device).
-         *
-         * @param device the device
-         * @return this builder
-         */
-        public Builder optDevice(Device device) {
-            this.device = device;
-            return this;
+        ProcessGroup processGroup() {
+            return group;
         }
 
         /**
@@ -595,16 +554,6 @@ public final class FullyShardedDataParallel extends Trainer {
          * @throws IllegalArgumentException if something required is missing or inconsistent
          */
         public FullyShardedDataParallel build() {
-            if (model == null || config == null || group == null) {
-                throw new IllegalArgumentException(
-                        "model, trainingConfig, processGroup: "
-                                + model
-                                + ", "
-                                + config
-                                + ", "
-                                + group
-                                + " (expected: each set)");
-            }
             if (strategy == null) {
                 throw new IllegalArgumentException("strategy: null (expected: a ShardingStrategy)");
             }
@@ -619,31 +568,17 @@ public final class FullyShardedDataParallel extends Trainer {
                                     + " ranks of the process group)");
                 }
             }
-            if (config.getLossFunction() == null) {
-                throw new IllegalArgumentException(
-                        "trainingConfig: no loss (expected: a loss function, as"
-                                + " model.newTrainer(config) requires)");
-            }
+            Device d = prepare();
             Block block = model.getBlock();
-            if (block == null) {
-                throw new IllegalArgumentException(
-                        "model: no block (expected: model.setBlock(...) first)");
-            }
             if (!"PyTorch".equals(model.getNDManager().getEngine().getEngineName())) {
                 throw new IllegalArgumentException(
                         "model: engine "
                                 + model.getNDManager().getEngine().getEngineName()
                                 + " (expected: PyTorch, whose backward FSDP runs stage by stage)");
             }
-            for (Pair<Initializer, Predicate<Parameter>> pair : config.getInitializers()) {
-                if (pair.getKey() != null && pair.getValue() != null) {
-                    block.setInitializer(pair.getKey(), pair.getValue());
-                }
-            }
             if (policy == null) {
                 policy = stages -> defaultGroups(stages);
             }
-            Device d = device != null ? device : config.getDevices()[0];
             RankAverages averages = new RankAverages(group);
             return new FullyShardedDataParallel(
                     model,
