@@ -48,6 +48,24 @@ final class ParameterArrays {
         }
     }
 
+    /**
+     * Gives a parameter a new array for a while and returns the one it had, unclosed: a full
+     * checkpoint installs full values to write the model, then puts the shards back.
+     *
+     * @param parameter the parameter
+     * @param array its new array
+     * @return the array it had
+     */
+    static NDArray swap(Parameter parameter, NDArray array) {
+        NDArray old = parameter.getArray();
+        try {
+            ARRAY.set(parameter, array);
+        } catch (IllegalAccessException e) {
+            throw new IllegalStateException("cannot write " + ARRAY, e);
+        }
+        return old;
+    }
+
     private static Field arrayField() {
         try {
             Field f = Parameter.class.getDeclaredField("array");
