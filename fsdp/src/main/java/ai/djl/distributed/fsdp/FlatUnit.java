@@ -61,11 +61,15 @@ final class FlatUnit implements AutoCloseable {
     private NDArray grad;
 
     private FlatBuffer gathered;
+    private NDArray gatheredArray;
     private Work gatherWork;
     private NDArray[] views;
     private boolean viewsReady;
 
-    private record Pending(FlatBuffer flat, NDArray out, Work scatter, Work allReduce) {}
+    private final BufferPool pool;
+
+    private record Pending(
+            FlatBuffer flat, NDArray packed, NDArray out, Work scatter, Work allReduce) {}
 
     /**
      * Shards a unit's parameter values: copies this rank's range of them into a new shard.
@@ -80,9 +84,11 @@ final class FlatUnit implements AutoCloseable {
             UnitLayout.Unit spec,
             List<NDArray> values,
             NDManager parent,
+            BufferPool pool,
             ProcessGroup shardGroup,
             ProcessGroup replicaGroup) {
         this.index = index;
+        this.pool = pool;
         this.spec = spec;
         this.shardGroup = shardGroup;
         this.replicaGroup = replicaGroup;
@@ -199,7 +205,8 @@ final class FlatUnit implements AutoCloseable {
         if (padded > total) {
             slots.add(new Shape(padded - total));
         }
-        gathered = new FlatBuffer("unit " + spec.name(), manager, DataType.FLOAT32, slots);
+        gatheredArray = pool.take(chunk * shards);
+        gathered = new FlatBuffer("unit " + spec.name(), gatheredArray, slots);
         if (shards == 1) {
             // A copy rather than views of the shard: the optimizer updates the shard in place,
             // which autograd forbids under views that took gradients.
@@ -248,41 +255,44 @@ final class FlatUnit implements AutoCloseable {
     /**
      * Packs the gathered views' gradients, starts reducing them onto the shards, and frees the
      * gathered buffer.
-     *
-     * @param manager the temporary buffers' memory is attached to sub-managers of it
      */
-    void reduce(NDManager manager) {
+    void reduce() {
         List<Shape> slots = new ArrayList<>(List.of(shapes));
         long padded = chunk * shards;
         if (padded > total) {
             slots.add(new Shape(padded - total));
         }
-        FlatBuffer flat =
-                new FlatBuffer(
-                        "unit " + spec.name() + " gradients", manager, DataType.FLOAT32, slots);
+        NDArray packed = pool.take(padded);
+        FlatBuffer flat = new FlatBuffer("unit " + spec.name() + " gradients", packed, slots);
         try {
-            if (views != null && viewsReady) {
-                for (int i = 0; i < shapes.length; i++) {
+            for (int i = 0; i < shapes.length; i++) {
+                if (views != null && viewsReady) {
                     // No gradient (a parameter unused this step) reads as float32 zeros.
                     try (NDArray g = views[i].getGradient()) {
                         flat.pack(i, g);
                     }
+                } else {
+                    flat.zero(i);
                 }
             }
+            if (padded > total) {
+                flat.zero(shapes.length);
+            }
             release();
-            NDArray out = flat.getArray();
+            NDArray out = packed;
             Work scatter = null;
             if (shards > 1) {
-                out = flat.getArray().getManager().zeros(new Shape(chunk), DataType.FLOAT32);
+                out = pool.take(chunk);
                 scatter = shardGroup.reduceScatterTensorAsync(out, flat.getArray(), ReduceOp.SUM);
             }
             Work allReduce = null;
             if (scatter == null && replicaGroup != null && replicaGroup.getSize() > 1) {
                 allReduce = replicaGroup.allReduceAsync(out, ReduceOp.SUM);
             }
-            pending.add(new Pending(flat, out, scatter, allReduce));
+            pending.add(new Pending(flat, packed, out, scatter, allReduce));
         } catch (RuntimeException e) {
             flat.close();
+            pool.give(packed);
             throw e;
         }
     }
@@ -307,6 +317,10 @@ final class FlatUnit implements AutoCloseable {
                 grad.addi(p.out());
             } finally {
                 p.flat().close();
+                pool.give(p.packed());
+                if (p.out() != p.packed()) {
+                    pool.give(p.out());
+                }
             }
         }
     }
@@ -317,9 +331,7 @@ final class FlatUnit implements AutoCloseable {
 
     /** Sets the shard's gradient to zeros (after the optimizer step). */
     void zeroGradient() {
-        NDArray old = grad;
-        grad = owner.zeros(new Shape(chunk), DataType.FLOAT32);
-        old.close();
+        grad.set(new NDIndex(":"), 0f);
     }
 
     /** Frees the gathered parameters and their gradients; the shard stays. */
@@ -331,7 +343,9 @@ final class FlatUnit implements AutoCloseable {
         }
         if (gathered != null) {
             gathered.close();
+            pool.give(gatheredArray);
             gathered = null;
+            gatheredArray = null;
         }
         views = null;
         viewsReady = false;

@@ -97,6 +97,7 @@ public final class FullyShardedDataParallel extends Trainer {
     private final double maxGradNorm;
     private final Optimizer optimizer;
     private final ShardedParameterStore store;
+    private final BufferPool pool;
     private final long seedBase;
 
     private List<FlatUnit> units;
@@ -125,6 +126,10 @@ public final class FullyShardedDataParallel extends Trainer {
                 replicaGroup = null;
         }
         store = new ShardedParameterStore(getManager());
+        pool = new BufferPool(getManager());
+        if (b.heapThreshold > 0 && strategy != ShardingStrategy.NO_SHARD) {
+            HeapPolicy.returnBlocksFrom(b.heapThreshold);
+        }
         seedBase = RandomUtils.RANDOM.nextLong();
     }
 
@@ -372,6 +377,7 @@ public final class FullyShardedDataParallel extends Trainer {
             if (units != null) {
                 units.forEach(FlatUnit::close);
             }
+            pool.close();
         } finally {
             super.close();
         }
@@ -464,7 +470,14 @@ public final class FullyShardedDataParallel extends Trainer {
             List<NDArray> values = new ArrayList<>();
             spec.parameters().forEach(p -> values.add(p.getArray()));
             FlatUnit u =
-                    new FlatUnit(list.size(), spec, values, getManager(), shardGroup, replicaGroup);
+                    new FlatUnit(
+                            list.size(),
+                            spec,
+                            values,
+                            getManager(),
+                            pool,
+                            shardGroup,
+                            replicaGroup);
             list.add(u);
             for (int i = 0; i < spec.parameters().size(); i++) {
                 ParameterArrays.replace(spec.parameters().get(i), u.localSlice(i));
@@ -483,6 +496,7 @@ public final class FullyShardedDataParallel extends Trainer {
         private WrapPolicy policy;
         private DeviceMesh mesh;
         private double maxGradNorm;
+        private long heapThreshold = 4 << 20;
 
         Builder() {}
 
@@ -543,6 +557,26 @@ public final class FullyShardedDataParallel extends Trainer {
                 throw new IllegalArgumentException("maxNorm: " + maxNorm + " (expected: > 0)");
             }
             this.maxGradNorm = maxNorm;
+            return this;
+        }
+
+        /**
+         * Sets the size from which freed C heap blocks go back to the kernel at once (glibc's
+         * {@code mallopt(M_MMAP_THRESHOLD)}, process-wide), for the sharding strategies; default 4
+         * MiB, 0 leaves the heap as it is. FSDP frees a unit's worth of memory many times a step;
+         * without this, under {@code bin/djlrun}'s heap settings (freed memory kept for reuse) the
+         * heap fragments and resident memory grows past what sharding saves. The cost: those blocks
+         * are faulted in again when allocated.
+         *
+         * @param bytes the threshold, or 0
+         * @return this builder
+         */
+        public Builder optHeapThreshold(long bytes) {
+            if (bytes < 0 || bytes > Integer.MAX_VALUE) {
+                throw new IllegalArgumentException(
+                        "heapThreshold: " + bytes + " (expected: 0 to " + Integer.MAX_VALUE + ")");
+            }
+            this.heapThreshold = bytes;
             return this;
         }
 

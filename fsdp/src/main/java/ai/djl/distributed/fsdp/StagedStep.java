@@ -21,6 +21,7 @@ import ai.djl.ndarray.NDManager;
 import ai.djl.pytorch.engine.PtNDArray;
 import ai.djl.pytorch.jni.JniUtils;
 
+import java.util.ArrayDeque;
 import java.util.List;
 
 /**
@@ -59,6 +60,7 @@ final class StagedStep {
     private final long seedBase;
     private long passes;
 
+    private final ArrayDeque<FlatUnit> reducing = new ArrayDeque<>();
     private NDManager pass;
     private NDList[] inputs;
     private NDList[] outputs;
@@ -224,10 +226,11 @@ final class StagedStep {
                 }
                 reduceAfterBackward(k);
             }
-            for (FlatUnit u : units) {
-                u.finishReductions();
+            while (!reducing.isEmpty()) {
+                reducing.poll().finishReductions();
             }
         } finally {
+            reducing.clear();
             endPass();
         }
     }
@@ -289,8 +292,15 @@ final class StagedStep {
     private void reduceAfterBackward(int k) {
         for (int u = 0; u < units.size(); u++) {
             if (layout.units().get(u).firstStage() == k) {
-                units.get(u).reduce(manager);
+                units.get(u).reduce();
+                reducing.add(units.get(u));
             }
+        }
+        // One reduction in flight while the next segment computes; the ones before it are
+        // folded into their shards now, so that their full-size gradient buffers are freed
+        // as the backward pass goes rather than all held to its end.
+        while (reducing.size() > 1) {
+            reducing.poll().finishReductions();
         }
     }
 
