@@ -6,8 +6,8 @@ import java.nio.file.Path;
 import java.util.Locale;
 
 /**
- * The command line of {@code ddp_basics}: {@code --name value} (or {@code --name=value}) options and
- * flags, each optional, read by picocli. Immutable once parsed.
+ * The command line of {@code ddp_basics}: {@code --name value} (or {@code --name=value}) options
+ * and flags, each optional, read by picocli. Immutable once parsed.
  */
 public final class DdpBasicsOptions {
 
@@ -16,10 +16,16 @@ public final class DdpBasicsOptions {
     /** The options, their defaults and meaning, as {@code --help} prints them. */
     public static final String USAGE = ExampleCommandLine.usage(new DdpBasicsOptions(), SYNOPSIS);
 
-    @Option(names = "--epochs", paramLabel = "N", description = "epochs to train, in all (default 8)")
+    @Option(
+            names = "--epochs",
+            paramLabel = "N",
+            description = "epochs to train, in all (default 8)")
     int epochs = 8;
 
-    @Option(names = "--batch", paramLabel = "B", description = "samples per rank per step (default 32)")
+    @Option(
+            names = "--batch",
+            paramLabel = "B",
+            description = "samples per rank per step (default 32)")
     int batch = 32;
 
     @Option(

@@ -18,25 +18,43 @@ public final class GptTrainOptions {
     public static final String USAGE =
             ExampleCommandLine.usage(new GptTrainOptions(), "usage: transformer_basics [options]");
 
-    @Option(names = "--preset", paramLabel = "NAME", description = "model shape: mini (default) or tiny")
+    @Option(
+            names = "--preset",
+            paramLabel = "NAME",
+            description = "model shape: mini (default) or tiny")
     String preset = "mini";
 
-    @Option(names = "--minutes", paramLabel = "M", description = "training time budget in minutes (default 4)")
+    @Option(
+            names = "--minutes",
+            paramLabel = "M",
+            description = "training time budget in minutes (default 4)")
     double minutes = 4;
 
-    @Option(names = "--steps", paramLabel = "N", description = "stop after N steps too (default 0: time only)")
+    @Option(
+            names = "--steps",
+            paramLabel = "N",
+            description = "stop after N steps too (default 0: time only)")
     int steps;
 
     @Option(names = "--batch", paramLabel = "B", description = "sequences per step (default 16)")
     int batch = 16;
 
-    @Option(names = "--lr", paramLabel = "LR", description = "peak learning rate of AdamW (default 2e-3)")
+    @Option(
+            names = "--lr",
+            paramLabel = "LR",
+            description = "peak learning rate of AdamW (default 2e-3)")
     float lr = 2e-3f;
 
-    @Option(names = "--warmup", paramLabel = "N", description = "linear warm-up steps (default 100)")
+    @Option(
+            names = "--warmup",
+            paramLabel = "N",
+            description = "linear warm-up steps (default 100)")
     int warmup = 100;
 
-    @Option(names = "--weight-decay", paramLabel = "WD", description = "AdamW weight decay (default 0.01)")
+    @Option(
+            names = "--weight-decay",
+            paramLabel = "WD",
+            description = "AdamW weight decay (default 0.01)")
     float weightDecay = 0.01f;
 
     @Option(names = "--dropout", paramLabel = "P", description = "dropout rate (default 0)")
@@ -48,34 +66,64 @@ public final class GptTrainOptions {
     @Option(names = "--vocab", paramLabel = "V", description = "BPE vocabulary size (default 512)")
     int vocab = 512;
 
-    @Option(names = "--max-docs", paramLabel = "N", description = "read only the first N corpus documents (default all)")
+    @Option(
+            names = "--max-docs",
+            paramLabel = "N",
+            description = "read only the first N corpus documents (default all)")
     int maxDocs = Integer.MAX_VALUE;
 
-    @Option(names = "--eval-every", paramLabel = "N", description = "validation every N steps (default 100)")
+    @Option(
+            names = "--eval-every",
+            paramLabel = "N",
+            description = "validation every N steps (default 100)")
     int evalEvery = 100;
 
-    @Option(names = "--eval-batches", paramLabel = "N", description = "batches per periodic validation (default 8)")
+    @Option(
+            names = "--eval-batches",
+            paramLabel = "N",
+            description = "batches per periodic validation (default 8)")
     int evalBatches = 8;
 
-    @Option(names = "--final-eval-batches", paramLabel = "N", description = "batches for the final validation (default 64)")
+    @Option(
+            names = "--final-eval-batches",
+            paramLabel = "N",
+            description = "batches for the final validation (default 64)")
     int finalEvalBatches = 64;
 
-    @Option(names = "--prompt", paramLabel = "TEXT", description = "prompt of the generated sample (default \"Mr President,\")")
+    @Option(
+            names = "--prompt",
+            paramLabel = "TEXT",
+            description = "prompt of the generated sample (default \"Mr President,\")")
     String prompt = "Mr President,";
 
-    @Option(names = "--sample-tokens", paramLabel = "N", description = "tokens to generate (default 200)")
+    @Option(
+            names = "--sample-tokens",
+            paramLabel = "N",
+            description = "tokens to generate (default 200)")
     int sampleTokens = 200;
 
-    @Option(names = "--temperature", paramLabel = "T", description = "sampling temperature (default 0.8)")
+    @Option(
+            names = "--temperature",
+            paramLabel = "T",
+            description = "sampling temperature (default 0.8)")
     float temperature = 0.8f;
 
-    @Option(names = "--top-k", paramLabel = "K", description = "sample among the K most likely tokens (default 40)")
+    @Option(
+            names = "--top-k",
+            paramLabel = "K",
+            description = "sample among the K most likely tokens (default 40)")
     int topK = 40;
 
-    @Option(names = "--seed", paramLabel = "S", description = "seed of initialisation, data order and sampling (default 42)")
+    @Option(
+            names = "--seed",
+            paramLabel = "S",
+            description = "seed of initialisation, data order and sampling (default 42)")
     int seed = 42;
 
-    @Option(names = "--out", paramLabel = "DIR", description = "output directory (default out/transformer_basics)")
+    @Option(
+            names = "--out",
+            paramLabel = "DIR",
+            description = "output directory (default out/transformer_basics)")
     Path out = Paths.get("out", "transformer_basics");
 
     /** Creates the options at their defaults, for picocli to fill (as a mixin, for instance). */

@@ -145,9 +145,16 @@ public final class LossCurve {
         style.setXAxisMin(0.0);
         style.setXAxisMax(maxStep());
         add(chart, "train loss", train, 3, new Color(150, 180, 230), SeriesLines.SOLID);
-        add(chart, "train loss (smoothed)", smoothed(), 1, new Color(30, 80, 200), SeriesLines.SOLID);
+        add(
+                chart,
+                "train loss (smoothed)",
+                smoothed(),
+                1,
+                new Color(30, 80, 200),
+                SeriesLines.SOLID);
         add(chart, "validation loss", validation, 1, new Color(220, 90, 20), SeriesLines.SOLID);
-        List<double[]> flat = List.of(new double[] {0, baseline}, new double[] {maxStep(), baseline});
+        List<double[]> flat =
+                List.of(new double[] {0, baseline}, new double[] {maxStep(), baseline});
         add(
                 chart,
                 String.format(Locale.ROOT, "unigram baseline %.3f", baseline),

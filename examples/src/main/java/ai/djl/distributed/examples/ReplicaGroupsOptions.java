@@ -80,7 +80,8 @@ public final class ReplicaGroupsOptions {
      *     value
      */
     public static ReplicaGroupsOptions parse(String... args) {
-        ReplicaGroupsOptions o = ExampleCommandLine.parse(new ReplicaGroupsOptions(), SYNOPSIS, args);
+        ReplicaGroupsOptions o =
+                ExampleCommandLine.parse(new ReplicaGroupsOptions(), SYNOPSIS, args);
         if (o.mainStore != null) {
             o.mainStore(o.mainStore);
         }

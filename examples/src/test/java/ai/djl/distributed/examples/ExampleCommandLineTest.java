@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
 
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.util.ArrayList;
@@ -76,5 +77,42 @@ class ExampleCommandLineTest {
                         .getMessage();
         assertTrue(m.startsWith("unknown option: --bogus\nusage: test [options]\n"), m);
         assertTrue(m.contains("--epochs"), m);
+    }
+
+    /** An example that reuses the GPT options, as fsdp_basics will, and adds one of its own. */
+    static final class WithStrategy {
+
+        @Mixin GptTrainOptions gpt = new GptTrainOptions();
+
+        @Option(names = "--strategy")
+        String strategy = "full";
+    }
+
+    @Test
+    void theGptOptionsMixIntoAnotherExample() {
+        WithStrategy o =
+                ExampleCommandLine.parse(
+                        new WithStrategy(),
+                        "usage: test [options]",
+                        "--batch=8",
+                        "--strategy",
+                        "shard",
+                        "--preset",
+                        "TINY");
+        o.gpt.check();
+        assertEquals(8, o.gpt.batch);
+        assertEquals("tiny", o.gpt.preset); // check() lower-cases it
+        assertEquals("shard", o.strategy);
+        assertEquals(2e-3f, o.gpt.lr); // the GPT defaults stay
+        String usage = ExampleCommandLine.usage(new WithStrategy(), "usage: test [options]");
+        assertTrue(usage.contains("--strategy") && usage.contains("--final-eval-batches"), usage);
+        assertEquals(
+                "--batch: x (expected: a number)",
+                assertThrows(
+                                IllegalArgumentException.class,
+                                () ->
+                                        ExampleCommandLine.parse(
+                                                new WithStrategy(), "usage: test", "--batch", "x"))
+                        .getMessage());
     }
 }
