@@ -10,11 +10,14 @@ import ai.djl.distributed.parallel.ModelSync;
 import ai.djl.distributed.parallel.RankAverages;
 import ai.djl.distributed.parallel.RecordingParameterStore;
 import ai.djl.distributed.pg.ProcessGroup;
+import ai.djl.distributed.staged.Stage;
+import ai.djl.distributed.staged.Stages;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.NDManager;
 import ai.djl.ndarray.types.DataType;
 import ai.djl.ndarray.types.Shape;
+import ai.djl.nn.Block;
 import ai.djl.nn.Parameter;
 import ai.djl.training.GradientCollector;
 import ai.djl.training.LocalParameterServer;
@@ -26,7 +29,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Data-parallel training across processes, as PyTorch's {@code DistributedDataParallel}: a DJL
@@ -86,6 +91,7 @@ public final class DistributedDataParallel extends Trainer {
     private final boolean broadcastBuffers;
     private final boolean findUnusedParameters;
     private final boolean overlapWithForward;
+    private final boolean stagedBackward;
     private final RankAverages averages;
 
     private boolean synced;
@@ -97,6 +103,9 @@ public final class DistributedDataParallel extends Trainer {
     private Parameter[] buffers = new Parameter[0];
     private Parameter[] frozen = new Parameter[0];
     private Reducer reducer;
+    private StagedPass staged;
+    private boolean launchedInBackward;
+    private int[] readyStage = new int[0];
 
     private DistributedDataParallel(Model model, DataParallelConfig config, Builder builder) {
         super(model, config);
@@ -109,6 +118,7 @@ public final class DistributedDataParallel extends Trainer {
         this.broadcastBuffers = builder.broadcastBuffers;
         this.findUnusedParameters = builder.findUnusedParameters;
         this.overlapWithForward = builder.overlapWithForward;
+        this.stagedBackward = builder.stagedBackward;
         this.averages = config.getAverages();
         store = new RecordingParameterStore(getManager());
         store.setParameterServer(new LocalParameterServer(optimizer), new Device[] {device});
@@ -142,6 +152,10 @@ public final class DistributedDataParallel extends Trainer {
         synchronize();
         long begin = System.nanoTime();
         try {
+            if (staged != null) {
+                checkNoLaunchedReduction();
+                return staged.forward(input);
+            }
             return getModel().getBlock().forward(store, input, true);
         } finally {
             addMetric("forward", begin);
@@ -154,6 +168,10 @@ public final class DistributedDataParallel extends Trainer {
         synchronize();
         long begin = System.nanoTime();
         try {
+            if (staged != null) {
+                checkNoLaunchedReduction();
+                return staged.forward(data);
+            }
             return getModel().getBlock().forward(store, data, labels, null);
         } finally {
             addMetric("forward", begin);
@@ -191,6 +209,15 @@ public final class DistributedDataParallel extends Trainer {
                     grad.close();
                 }
             }
+        } else if (reducer != null && staged != null) {
+            // The buckets were launched during the backward pass (and finishPendingUpdates may
+            // have completed them already); without a synced backward pass, reduce them now.
+            if (!launchedInBackward) {
+                reducer.begin(this::gradientOf, null, false, this::update);
+            }
+            launchedInBackward = false;
+            recordWait(reducer.completeAll());
+            addMetric("ddp-reduce-and-update", begin);
         } else if (reducer != null) {
             boolean[] used = used(useOrder);
             // A parameter without a gradient this step contributes zeros of its type.
@@ -253,6 +280,10 @@ public final class DistributedDataParallel extends Trainer {
      */
     @Override
     public GradientCollector newGradientCollector() {
+        synchronize();
+        if (staged != null) {
+            return new StagedCollector(this::stagedBackward);
+        }
         GradientCollector collector = super.newGradientCollector();
         return overlapWithForward
                 ? new FinishingGradientCollector(collector, this::finishPendingUpdates)
@@ -344,6 +375,58 @@ public final class DistributedDataParallel extends Trainer {
     }
 
     /**
+     * Runs the staged backward pass, launching each bucket's reduction as soon as its gradients are
+     * final (outside {@link #noSync()}, with more than one rank).
+     */
+    private void stagedBackward(NDArray loss) {
+        boolean sync = noSyncDepth == 0 && group.getSize() > 1 && reducer != null;
+        if (sync) {
+            checkNoLaunchedReduction();
+            reducer.begin(this::gradientOf, null, false, this::update);
+            launchedInBackward = true;
+        }
+        boolean[] ready = new boolean[params.length];
+        long begin = System.nanoTime();
+        staged.backward(
+                loss,
+                k -> {
+                    for (int p = 0; p < params.length; p++) {
+                        if (readyStage[p] == k) {
+                            ready[p] = true;
+                        }
+                    }
+                    if (sync) {
+                        reducer.launchReady(ready);
+                    }
+                });
+        addMetric("backward", begin);
+    }
+
+    /**
+     * Refuses a second training pass after a synced staged backward pass, before the step: the
+     * reductions of the first already started, from its gradients alone.
+     */
+    private void checkNoLaunchedReduction() {
+        if (launchedInBackward) {
+            staged.abandon();
+            throw new IllegalStateException(
+                    "a second training pass before step() with optStagedBackward (expected: the"
+                            + " micro-batches before the last inside noSync(), as PyTorch requires:"
+                            + " the reductions of the last one start in its backward pass)");
+        }
+    }
+
+    /** A parameter's gradient for the reducer; one without a gradient contributes zeros. */
+    private NDArray gradientOf(int p) {
+        return ownGradient(value(params[p]));
+    }
+
+    /** The optimizer's update of one parameter from its averaged gradient. */
+    private void update(int p, NDArray grad) {
+        optimizer.update(params[p].getId(), value(params[p]), grad);
+    }
+
+    /**
      * Returns a parameter's gradient, or null when it got none: DJL then hands out float32 zeros
      * whatever the parameter's type, which is told apart here by its type (a float32 parameter's
      * zeros are its gradient either way).
@@ -409,6 +492,9 @@ public final class DistributedDataParallel extends Trainer {
                         }
                     }
                 });
+        if (stagedBackward) {
+            prepareStages();
+        }
         if (params.length > 0) {
             reducer =
                     new Reducer(
@@ -422,6 +508,32 @@ public final class DistributedDataParallel extends Trainer {
                             bucketCapBytes);
         }
         synced = true;
+    }
+
+    /** Sets up the staged pass and the stage after whose backward each gradient is final. */
+    private void prepareStages() {
+        Block block = getModel().getBlock();
+        List<Stage> stages = Stages.of(block).orElse(null);
+        if (stages == null) {
+            logger.info(
+                    "DDP: {} has no staged form (a StagedBlock or a SequentialBlock): reductions"
+                            + " start after the backward pass",
+                    block.getClass().getSimpleName());
+            return;
+        }
+        Map<Parameter, Integer> first = new IdentityHashMap<>();
+        for (int k = stages.size() - 1; k >= 0; k--) {
+            for (Parameter p : stages.get(k).getParameters()) {
+                first.put(p, k);
+            }
+        }
+        readyStage = new int[params.length];
+        for (int p = 0; p < params.length; p++) {
+            // A parameter no stage lists is final only when the whole backward pass is.
+            readyStage[p] = first.getOrDefault(params[p], 0);
+        }
+        staged = new StagedPass(stages, store, getManager());
+        rebuilt = true; // buckets keep their reverse definition order: about the staged order
     }
 
     /** Returns every parameter, buffers last, with its name; synchronizes first. */
@@ -536,6 +648,7 @@ public final class DistributedDataParallel extends Trainer {
         private boolean broadcastBuffers = true;
         private boolean findUnusedParameters;
         private boolean overlapWithForward;
+        private boolean stagedBackward;
 
         Builder() {}
 
@@ -628,6 +741,25 @@ public final class DistributedDataParallel extends Trainer {
         }
 
         /**
+         * Sets whether the backward pass runs stage by stage (for a model with a staged form: a
+         * {@code StagedBlock} such as the GPT, or a {@code SequentialBlock}), each bucket's
+         * reduction starting as soon as its gradients are final, while earlier stages are still in
+         * backward, as PyTorch's DDP does with autograd hooks; default false. The gradients are
+         * those of an ordinary backward pass, bit for bit. As in PyTorch, several backward passes
+         * before one step (gradient accumulation) must run inside {@link #noSync()} but the last; a
+         * second backward pass outside it fails. Not with {@link #optOverlapWithForward} nor {@link
+         * #optFindUnusedParameters}. A model without a staged form reduces after the backward pass,
+         * as without this option (logged once).
+         *
+         * @param staged whether to overlap reductions with the backward pass
+         * @return this builder
+         */
+        public Builder optStagedBackward(boolean staged) {
+            this.stagedBackward = staged;
+            return this;
+        }
+
+        /**
          * Builds the trainer.
          *
          * @return the trainer; every rank must build one
@@ -646,6 +778,14 @@ public final class DistributedDataParallel extends Trainer {
             }
             if (hook == null) {
                 throw new IllegalArgumentException("commHook: null (expected: a CommHook)");
+            }
+            if (stagedBackward && (overlapWithForward || findUnusedParameters)) {
+                throw new IllegalArgumentException(
+                        "stagedBackward with overlapWithForward "
+                                + overlapWithForward
+                                + ", findUnusedParameters "
+                                + findUnusedParameters
+                                + " (expected: neither, with a staged backward pass)");
             }
             RankAverages averages = new RankAverages(group);
             return new DistributedDataParallel(
