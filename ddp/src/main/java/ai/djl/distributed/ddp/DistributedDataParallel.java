@@ -192,6 +192,8 @@ public final class DistributedDataParallel extends Trainer {
     @Override
     public void step() {
         synchronize();
+        // With a staged backward pass, finishing the pending updates is this step's reduction.
+        long start = System.nanoTime();
         finishPendingUpdates();
         long begin = System.nanoTime();
         int[] useOrder = store.takeUseOrder();
@@ -217,7 +219,7 @@ public final class DistributedDataParallel extends Trainer {
             }
             launchedInBackward = false;
             recordWait(reducer.completeAll());
-            addMetric("ddp-reduce-and-update", begin);
+            addMetric("ddp-reduce-and-update", start);
         } else if (reducer != null) {
             boolean[] used = used(useOrder);
             // A parameter without a gradient this step contributes zeros of its type.
