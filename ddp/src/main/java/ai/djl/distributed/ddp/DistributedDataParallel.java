@@ -63,11 +63,13 @@ import java.util.Map;
  *       memory) are left out.
  * </ul>
  *
- * <p><b>Overlap.</b> DJL exposes no per-parameter autograd hooks, so no reduction can start before
- * {@code backward} returns: communication overlaps the packing of later buckets and the optimizer
- * work of earlier ones, not the backward pass. With metrics set ({@code setMetrics}), each
- * synchronized step records {@code ddp-reduce-and-update} (its reduction and optimizer work) and
- * {@code ddp-wait} (the time it waited for reductions), in nanoseconds.
+ * <p><b>Overlap.</b> DJL exposes no per-parameter autograd hooks, so by default no reduction can
+ * start before {@code backward} returns: communication overlaps the packing of later buckets and
+ * the optimizer work of earlier ones, not the backward pass. {@link Builder#optStagedBackward} runs
+ * the backward pass stage by stage for a model with a staged form and starts each bucket's
+ * reduction as soon as its gradients are final, as PyTorch's hooks do. With metrics set ({@code
+ * setMetrics}), each synchronized step records {@code ddp-reduce-and-update} (its reduction and
+ * optimizer work) and {@code ddp-wait} (the time it waited for reductions), in nanoseconds.
  *
  * <p><b>Collectives.</b> Every rank must make the same calls in the same order: {@code initialize},
  * each {@code step()} (the same number of them, which a {@link DistributedSampler} ensures), each
