@@ -10,8 +10,6 @@ import ai.djl.distributed.parallel.ModelSync;
 import ai.djl.distributed.parallel.RankAverages;
 import ai.djl.distributed.parallel.RecordingParameterStore;
 import ai.djl.distributed.pg.ProcessGroup;
-import ai.djl.distributed.staged.Stage;
-import ai.djl.distributed.staged.Stages;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.NDManager;
@@ -29,9 +27,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
-import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Data-parallel training across processes, as PyTorch's {@code DistributedDataParallel}: a DJL
@@ -105,9 +101,7 @@ public final class DistributedDataParallel extends Trainer {
     private Parameter[] buffers = new Parameter[0];
     private Parameter[] frozen = new Parameter[0];
     private Reducer reducer;
-    private StagedPass staged;
-    private boolean launchedInBackward;
-    private int[] readyStage = new int[0];
+    private StagedReductions staged;
 
     private DistributedDataParallel(Model model, DataParallelConfig config, Builder builder) {
         super(model, config);
@@ -155,7 +149,6 @@ public final class DistributedDataParallel extends Trainer {
         long begin = System.nanoTime();
         try {
             if (staged != null) {
-                checkNoLaunchedReduction();
                 return staged.forward(input);
             }
             return getModel().getBlock().forward(store, input, true);
@@ -171,7 +164,6 @@ public final class DistributedDataParallel extends Trainer {
         long begin = System.nanoTime();
         try {
             if (staged != null) {
-                checkNoLaunchedReduction();
                 return staged.forward(data);
             }
             return getModel().getBlock().forward(store, data, labels, null);
@@ -216,10 +208,9 @@ public final class DistributedDataParallel extends Trainer {
         } else if (reducer != null && staged != null) {
             // The buckets were launched during the backward pass (and finishPendingUpdates may
             // have completed them already); without a synced backward pass, reduce them now.
-            if (!launchedInBackward) {
+            if (!staged.takeLaunched()) {
                 reducer.begin(this::gradientOf, null, false, this::update);
             }
-            launchedInBackward = false;
             recordWait(reducer.completeAll());
             addMetric("ddp-reduce-and-update", start);
         } else if (reducer != null) {
@@ -384,40 +375,9 @@ public final class DistributedDataParallel extends Trainer {
      */
     private void stagedBackward(NDArray loss) {
         boolean sync = noSyncDepth == 0 && group.getSize() > 1 && reducer != null;
-        if (sync) {
-            checkNoLaunchedReduction();
-            reducer.begin(this::gradientOf, null, false, this::update);
-            launchedInBackward = true;
-        }
-        boolean[] ready = new boolean[params.length];
         long begin = System.nanoTime();
-        staged.backward(
-                loss,
-                k -> {
-                    for (int p = 0; p < params.length; p++) {
-                        if (readyStage[p] == k) {
-                            ready[p] = true;
-                        }
-                    }
-                    if (sync) {
-                        reducer.launchReady(ready);
-                    }
-                });
+        staged.backward(loss, sync ? reducer : null, this::gradientOf, this::update);
         addMetric("backward", begin);
-    }
-
-    /**
-     * Refuses a second training pass after a synced staged backward pass, before the step: the
-     * reductions of the first already started, from its gradients alone.
-     */
-    private void checkNoLaunchedReduction() {
-        if (launchedInBackward) {
-            staged.abandon();
-            throw new IllegalStateException(
-                    "a second training pass before step() with optStagedBackward (expected: the"
-                            + " micro-batches before the last inside noSync(), as PyTorch requires:"
-                            + " the reductions of the last one start in its backward pass)");
-        }
     }
 
     /** A parameter's gradient for the reducer; one without a gradient contributes zeros. */
@@ -514,30 +474,18 @@ public final class DistributedDataParallel extends Trainer {
         synced = true;
     }
 
-    /** Sets up the staged pass and the stage after whose backward each gradient is final. */
+    /** Sets up the staged reductions, or logs why there are none. */
     private void prepareStages() {
         Block block = getModel().getBlock();
-        List<Stage> stages = Stages.of(block).orElse(null);
-        if (stages == null) {
+        staged = StagedReductions.of(block, params, store, getManager());
+        if (staged == null) {
             logger.info(
                     "DDP: {} has no staged form (a StagedBlock or a SequentialBlock): reductions"
                             + " start after the backward pass",
                     block.getClass().getSimpleName());
-            return;
+        } else {
+            rebuilt = true; // buckets keep their reverse definition order: about the staged order
         }
-        Map<Parameter, Integer> first = new IdentityHashMap<>();
-        for (int k = stages.size() - 1; k >= 0; k--) {
-            for (Parameter p : stages.get(k).getParameters()) {
-                first.put(p, k);
-            }
-        }
-        readyStage = new int[params.length];
-        for (int p = 0; p < params.length; p++) {
-            // A parameter no stage lists is final only when the whole backward pass is.
-            readyStage[p] = first.getOrDefault(params[p], 0);
-        }
-        staged = new StagedPass(stages, store, getManager());
-        rebuilt = true; // buckets keep their reverse definition order: about the staged order
     }
 
     /** Returns every parameter, buffers last, with its name; synchronizes first. */
