@@ -72,9 +72,7 @@ public final class FsdpBasics {
         }
     }
 
-    private static final String SYNOPSIS =
-            "usage: fsdp_basics [options] (defaults as transformer_basics' but --preset small,"
-                    + " --batch 8, --out out/fsdp_basics)";
+    private static final String SYNOPSIS = "usage: fsdp_basics [options]";
 
     private FsdpBasics() {}
 

@@ -21,7 +21,7 @@ public final class GptTrainOptions {
     @Option(
             names = "--preset",
             paramLabel = "NAME",
-            description = "model shape: tiny, mini (default) or small")
+            description = "model shape: tiny, mini or small (default ${DEFAULT-VALUE})")
     String preset = "mini";
 
     @Option(
@@ -36,7 +36,10 @@ public final class GptTrainOptions {
             description = "stop after N steps too (default 0: time only)")
     int steps;
 
-    @Option(names = "--batch", paramLabel = "B", description = "sequences per step (default 16)")
+    @Option(
+            names = "--batch",
+            paramLabel = "B",
+            description = "sequences per step (default ${DEFAULT-VALUE})")
     int batch = 16;
 
     @Option(
@@ -123,7 +126,7 @@ public final class GptTrainOptions {
     @Option(
             names = "--out",
             paramLabel = "DIR",
-            description = "output directory (default out/transformer_basics)")
+            description = "output directory (default ${DEFAULT-VALUE})")
     Path out = Paths.get("out", "transformer_basics");
 
     /** Creates the options at their defaults, for picocli to fill (as a mixin, for instance). */
