@@ -19,6 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.djl.Model;
+import ai.djl.distributed.parallel.DistributedSampler;
 import ai.djl.distributed.parallel.OptimizerState;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDList;
@@ -29,7 +30,11 @@ import ai.djl.nn.Block;
 import ai.djl.nn.ParallelBlock;
 import ai.djl.nn.Parameter;
 import ai.djl.nn.core.Linear;
+import ai.djl.training.EasyTrain;
 import ai.djl.training.Trainer;
+import ai.djl.training.TrainingResult;
+import ai.djl.training.dataset.ArrayDataset;
+import ai.djl.training.listener.EvaluatorTrainingListener;
 import ai.djl.training.loss.Loss;
 import ai.djl.training.optimizer.Optimizer;
 import ai.djl.util.Pair;
@@ -393,6 +398,74 @@ class FsdpTrainerTest {
                         });
         for (int[] n : counts) {
             assertEquals(n[0], n[1], "arrays after step 2 and after step 8");
+        }
+    }
+
+    /**
+     * {@code EasyTrain.fit} drives FSDP as it drives DJL's trainer: two ranks, each on its share of
+     * the data through a {@link DistributedSampler}, two epochs with validation; the reported
+     * losses are finite and averaged over the ranks (the same on both), and the ranks end with the
+     * same parameters.
+     */
+    @Test
+    void easyTrainFitTrainsWithFsdp() throws Exception {
+        List<Object[]> runs =
+                Fixture.ranks(
+                        2,
+                        (group, manager) -> {
+                            float[] x = new float[64 * 6];
+                            float[] y = new float[64 * 5];
+                            for (int i = 0; i < x.length; i++) {
+                                x[i] = (float) Math.sin(0.37 * i);
+                            }
+                            for (int i = 0; i < y.length; i++) {
+                                y[i] = (float) Math.cos(0.11 * i);
+                            }
+                            DistributedSampler sampler =
+                                    DistributedSampler.builder()
+                                            .setBatchSize(8)
+                                            .setProcessGroup(group)
+                                            .build();
+                            ArrayDataset data =
+                                    new ArrayDataset.Builder()
+                                            .setData(manager.create(x, new Shape(64, 6)))
+                                            .optLabels(manager.create(y, new Shape(64, 5)))
+                                            .setSampling(sampler)
+                                            .build();
+                            try (Model model = Model.newInstance("mlp")) {
+                                model.setBlock(Fixture.mlp());
+                                try (FullyShardedDataParallel t =
+                                        FullyShardedDataParallel.builder()
+                                                .setModel(model)
+                                                .setTrainingConfig(
+                                                        Fixture.config(
+                                                                        Fixture.adamW(),
+                                                                        Loss.l2Loss())
+                                                                .addTrainingListeners(
+                                                                        new EvaluatorTrainingListener()))
+                                                .setProcessGroup(group)
+                                                .build()) {
+                                    t.initialize(new Shape(8, 6));
+                                    EasyTrain.fit(t, 2, data, data);
+                                    TrainingResult result = t.getTrainingResult();
+                                    Map<String, float[]> full = new LinkedHashMap<>();
+                                    t.forEachFullParameter((n, a) -> full.put(n, a.toFloatArray()));
+                                    return new Object[] {
+                                        result.getTrainLoss(), result.getValidateLoss(), full
+                                    };
+                                }
+                            }
+                        });
+        float train = (Float) runs.get(0)[0];
+        assertTrue(Float.isFinite(train) && train > 0, "train loss " + train);
+        assertEquals(train, (Float) runs.get(1)[0], "the loss averaged over the ranks");
+        assertEquals((Float) runs.get(0)[1], (Float) runs.get(1)[1]);
+        @SuppressWarnings("unchecked")
+        Map<String, float[]> a = (Map<String, float[]>) runs.get(0)[2];
+        @SuppressWarnings("unchecked")
+        Map<String, float[]> b = (Map<String, float[]>) runs.get(1)[2];
+        for (String name : a.keySet()) {
+            org.junit.jupiter.api.Assertions.assertArrayEquals(a.get(name), b.get(name), name);
         }
     }
 }
