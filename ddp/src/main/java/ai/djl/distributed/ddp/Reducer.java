@@ -58,7 +58,7 @@ final class Reducer implements AutoCloseable {
     private final long bucketCapBytes;
     private final Duration waitLimit;
     private BucketAssignment assignment;
-    private Bucket[] buckets = new Bucket[0];
+    private ReducerBucket[] buckets = new ReducerBucket[0];
     private int[] bucketOf = new int[0];
     private NDArray usedMap;
     private Pending pending;
@@ -205,7 +205,7 @@ final class Reducer implements AutoCloseable {
         try {
             while (p.launched.size() < buckets.length
                     && buckets[p.launched.size()].isReady(ready)) {
-                Bucket b = buckets[p.launched.size()];
+                ReducerBucket b = buckets[p.launched.size()];
                 b.fill(p.source);
                 p.launched.add(hook.reduce(group, b.view(p.step)));
             }
@@ -220,7 +220,7 @@ final class Reducer implements AutoCloseable {
         }
         try {
             while (p.launched.size() < buckets.length) {
-                Bucket b = buckets[p.launched.size()];
+                ReducerBucket b = buckets[p.launched.size()];
                 b.fill(p.source);
                 p.launched.add(hook.reduce(group, b.view(p.step)));
             }
@@ -421,14 +421,22 @@ final class Reducer implements AutoCloseable {
         if (pending != null) {
             throw new IllegalStateException("buckets rebuilt while a reduction is pending");
         }
-        for (Bucket b : buckets) {
+        for (ReducerBucket b : buckets) {
             b.close();
         }
         assignment = next;
-        buckets = new Bucket[next.size()];
+        buckets = new ReducerBucket[next.size()];
         bucketOf = new int[names.size()];
         for (int k = 0; k < buckets.length; k++) {
-            buckets[k] = new Bucket(k, next.getBucket(k), k == buckets.length - 1);
+            buckets[k] =
+                    new ReducerBucket(
+                            k,
+                            next.getBucket(k),
+                            k == buckets.length - 1,
+                            names,
+                            shapes,
+                            types,
+                            manager);
             for (int p : buckets[k].params) {
                 bucketOf[p] = k;
             }
@@ -494,124 +502,6 @@ final class Reducer implements AutoCloseable {
             if (failure == null) {
                 failure = e;
             }
-        }
-    }
-
-    /** A flat buffer and the parameters laid out in it. */
-    private final class Bucket implements AutoCloseable {
-
-        final int index;
-        final boolean last;
-        final int[] params;
-        final long[] offsets;
-        final long[] lengths;
-        final FlatBuffer flat;
-        final NDArray[] views;
-        final List<String> paramNames;
-
-        Bucket(int index, int[] params, boolean last) {
-            this.index = index;
-            this.last = last;
-            this.params = params;
-            List<String> ns = new ArrayList<>(params.length);
-            List<Shape> ss = new ArrayList<>(params.length);
-            for (int p : params) {
-                ns.add(names.get(p));
-                ss.add(shapes[p]);
-            }
-            paramNames = List.copyOf(ns);
-            flat =
-                    new FlatBuffer(
-                            "gradient bucket " + index + " " + paramNames,
-                            manager,
-                            types[params[0]],
-                            ss);
-            offsets = new long[params.length];
-            lengths = new long[params.length];
-            for (int i = 0; i < params.length; i++) {
-                offsets[i] = flat.getOffset(i);
-                lengths[i] = flat.getLength(i);
-            }
-            views = flat.views();
-        }
-
-        GradBucket view(NDManager step) {
-            return new GradBucket(index, last, flat.getArray(), paramNames, offsets, lengths, step);
-        }
-
-        /** Whether every parameter of the bucket has its final gradient. */
-        boolean isReady(boolean[] ready) {
-            for (int p : params) {
-                if (!ready[p]) {
-                    return false;
-                }
-            }
-            return true;
-        }
-
-        /** Copies this rank's gradients in; parameters without one get zeros. */
-        void fill(GradientSource source) {
-            for (int i = 0; i < params.length; i++) {
-                int p = params[i];
-                NDArray g = lengths[i] > 0 ? source.gradient(p) : null;
-                if (g == null) {
-                    flat.zero(i);
-                    continue;
-                }
-                try {
-                    if (g.getDataType() != types[p] || g.size() != numels[p]) {
-                        throw new IllegalStateException(
-                                "gradient of "
-                                        + names.get(p)
-                                        + ": "
-                                        + g.getDataType()
-                                        + " "
-                                        + g.getShape()
-                                        + " (expected: "
-                                        + types[p]
-                                        + " "
-                                        + shapes[p]
-                                        + ")");
-                    }
-                    flat.pack(i, g);
-                } finally {
-                    g.close();
-                }
-            }
-        }
-
-        /** Hands each parameter's averaged gradient on, skipping those no rank used. */
-        void consume(NDArray result, float[] usedAnywhere, Consumer consumer) {
-            NDArray[] vs = result == flat.getArray() ? views : views(result);
-            for (int i = 0; i < params.length; i++) {
-                if (usedAnywhere == null || usedAnywhere[params[i]] > 0) {
-                    consumer.accept(params[i], vs[i]);
-                }
-            }
-        }
-
-        private NDArray[] views(NDArray result) {
-            NDArray buffer = flat.getArray();
-            if (result.getDataType() != buffer.getDataType() || result.size() != buffer.size()) {
-                throw new IllegalStateException(
-                        "comm hook result for bucket "
-                                + index
-                                + ": "
-                                + result.getDataType()
-                                + " "
-                                + result.getShape()
-                                + " (expected: "
-                                + buffer.getDataType()
-                                + " "
-                                + buffer.getShape()
-                                + ")");
-            }
-            return flat.views(result);
-        }
-
-        @Override
-        public void close() {
-            flat.close();
         }
     }
 }
