@@ -22,6 +22,7 @@ import ai.djl.ndarray.NDManager;
 import ai.djl.ndarray.index.NDIndex;
 import ai.djl.ndarray.types.DataType;
 import ai.djl.ndarray.types.Shape;
+import ai.djl.pytorch.jni.JniUtils;
 
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -193,12 +194,10 @@ final class FlatUnit implements AutoCloseable {
     }
 
     /**
-     * Starts gathering the full parameters (nothing when already gathered). Returns at once; the
-     * first {@link #view} waits for the gather.
-     *
-     * @param manager the gathered buffer's memory is attached to a sub-manager of it
+     * Starts gathering the full parameters into a pooled buffer (nothing when already gathered).
+     * Returns at once; the first {@link #view} waits for the gather.
      */
-    void gather(NDManager manager) {
+    void gather() {
         if (views != null) {
             return;
         }
@@ -212,13 +211,15 @@ final class FlatUnit implements AutoCloseable {
         if (shards == 1) {
             // A copy rather than views of the shard: the optimizer updates the shard in place,
             // which autograd forbids under views that took gradients.
-            for (int i = 0; i < shapes.length; i++) {
-                try (NDArray part =
-                        shard.get(
-                                new NDIndex(offsets[i] + ":" + (offsets[i] + shapes[i].size())))) {
-                    gathered.pack(i, part);
-                }
-            }
+            withoutGrad(
+                    () -> {
+                        for (int i = 0; i < shapes.length; i++) {
+                            long end = offsets[i] + shapes[i].size();
+                            try (NDArray part = shard.get(new NDIndex(offsets[i] + ":" + end))) {
+                                gathered.pack(i, part);
+                            }
+                        }
+                    });
         } else {
             gatherWork = shardGroup.allGatherIntoTensorAsync(gathered.getArray(), shard);
         }
@@ -267,19 +268,22 @@ final class FlatUnit implements AutoCloseable {
         NDArray packed = pool.take(padded);
         FlatBuffer flat = new FlatBuffer("unit " + spec.name() + " gradients", packed, slots);
         try {
-            for (int i = 0; i < shapes.length; i++) {
-                if (views != null && viewsReady) {
-                    // No gradient (a parameter unused this step) reads as float32 zeros.
-                    try (NDArray g = views[i].getGradient()) {
-                        flat.pack(i, g);
-                    }
-                } else {
-                    flat.zero(i);
-                }
-            }
-            if (padded > total) {
-                flat.zero(shapes.length);
-            }
+            withoutGrad(
+                    () -> {
+                        for (int i = 0; i < shapes.length; i++) {
+                            if (views != null && viewsReady) {
+                                // No gradient (a parameter unused this step) reads as zeros.
+                                try (NDArray g = views[i].getGradient()) {
+                                    flat.pack(i, g);
+                                }
+                            } else {
+                                flat.zero(i);
+                            }
+                        }
+                        if (padded > total) {
+                            flat.zero(shapes.length);
+                        }
+                    });
             release();
             NDArray out = packed;
             Work scatter = null;
@@ -353,6 +357,21 @@ final class FlatUnit implements AutoCloseable {
         }
         views = null;
         viewsReady = false;
+    }
+
+    /**
+     * Runs buffer copies with grad mode off: on a GPU they are NDArray writes into a buffer whose
+     * views take gradients, and an in-place write recorded there links one step's graph to the next
+     * (a CPU's memory copies record nothing either way).
+     */
+    private static void withoutGrad(Runnable copies) {
+        boolean mode = JniUtils.isGradMode();
+        JniUtils.setGradMode(false);
+        try {
+            copies.run();
+        } finally {
+            JniUtils.setGradMode(mode);
+        }
     }
 
     /** {@inheritDoc} */

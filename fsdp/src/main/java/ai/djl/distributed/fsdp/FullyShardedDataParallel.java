@@ -277,7 +277,7 @@ public final class FullyShardedDataParallel extends Trainer {
         staged.abandon();
         for (FlatUnit u : units) {
             try {
-                u.gather(getManager());
+                u.gather();
                 List<String> names = u.spec().names();
                 for (int i = 0; i < names.size(); i++) {
                     consumer.accept(names.get(i), u.view(i, false));

@@ -259,7 +259,7 @@ final class StagedStep {
 
     private void gatherStage(int k) {
         for (int u : layout.unitsOfStage(k)) {
-            units.get(u).gather(manager);
+            units.get(u).gather();
         }
     }
 
