@@ -217,6 +217,13 @@ public final class FaultWorker {
         System.out.flush();
     }
 
+    /** All-reduces forever: the test kills this worker, or a peer's death makes it throw. */
+    private static void allReduceUntilKilled(ProcessGroup g, NDManager m, int n) {
+        while (true) {
+            allReduce(g, m, n);
+        }
+    }
+
     private static void run(String[] p, ProcessGroup g, NDManager m, Store store) throws Exception {
         int rank = g.getRank();
         switch (p[0]) {
@@ -227,9 +234,8 @@ public final class FaultWorker {
             case "loop":
                 say("READY");
                 System.out.flush();
-                while (true) {
-                    allReduce(g, m, Integer.parseInt(p[1]));
-                }
+                allReduceUntilKilled(g, m, Integer.parseInt(p[1]));
+                break;
             case "fail":
             case "fail-first":
                 boolean first = "0".equals(System.getenv("TORCHELASTIC_RESTART_COUNT"));

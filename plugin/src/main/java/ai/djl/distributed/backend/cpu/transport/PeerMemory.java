@@ -229,7 +229,11 @@ public final class PeerMemory {
         }
     }
 
-    /** The two libc calls, bound directly (JNA's direct mapping: no reflection per call). */
+    /**
+     * The two libc calls, bound directly (JNA's direct mapping: no reflection per call). Direct
+     * mapping binds each method to the libc symbol of the same name, hence the C spelling.
+     */
+    @SuppressWarnings("checkstyle:MethodName")
     private static final class Libc {
 
         private Libc() {}

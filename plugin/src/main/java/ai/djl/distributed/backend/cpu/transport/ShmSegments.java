@@ -245,7 +245,11 @@ final class ShmSegments {
         String strerror(int errnum);
     }
 
-    /** The libc calls, bound directly (JNA's direct mapping: no reflection per call). */
+    /**
+     * The libc calls, bound directly (JNA's direct mapping: no reflection per call). Direct mapping
+     * binds each method to the libc symbol of the same name, hence the C spelling.
+     */
+    @SuppressWarnings("checkstyle:MethodName")
     private static final class Libc {
 
         private Libc() {}
