@@ -171,8 +171,13 @@ public final class DdpCheckpoint {
             OptimizerState.write(out, trainer.getOptimizer(), nameById, trainer.getDevice());
         }
         Path dir = file.toAbsolutePath().getParent();
+        Path name = file.getFileName();
+        if (dir == null || name == null) {
+            throw new IllegalArgumentException(
+                    "checkpoint file: " + file + " (expected: a file's path, not a root)");
+        }
         Files.createDirectories(dir);
-        Path tmp = Files.createTempFile(dir, file.getFileName().toString(), ".tmp");
+        Path tmp = Files.createTempFile(dir, name.toString(), ".tmp");
         try {
             Files.write(tmp, bytes.toByteArray());
             Files.move(

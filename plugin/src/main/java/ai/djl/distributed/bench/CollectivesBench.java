@@ -30,6 +30,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -188,9 +189,8 @@ public final class CollectivesBench {
      * can be handed that very port as its own and connect to itself.
      */
     private static int freePortBelowEphemeralRange() throws IOException {
-        java.util.Random random = new java.util.Random();
         for (int i = 0; i < 1000; i++) {
-            int port = 20000 + random.nextInt(10000);
+            int port = ThreadLocalRandom.current().nextInt(20000, 30000);
             try (ServerSocket s = new ServerSocket(port)) {
                 return s.getLocalPort();
             } catch (IOException busy) {

@@ -41,11 +41,14 @@ public enum DebugLevel {
      * @throws IllegalArgumentException naming the value and the levels
      */
     public static DebugLevel parse(String value) {
+        String expected = VARIABLE + ": '" + value + "' (expected: OFF, INFO or DETAIL)";
+        if (value == null) {
+            throw new IllegalArgumentException(expected);
+        }
         try {
             return valueOf(value.trim().toUpperCase(Locale.ROOT));
-        } catch (IllegalArgumentException | NullPointerException e) {
-            throw new IllegalArgumentException(
-                    VARIABLE + ": '" + value + "' (expected: OFF, INFO or DETAIL)", e);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(expected, e);
         }
     }
 

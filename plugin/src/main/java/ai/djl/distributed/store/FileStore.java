@@ -183,7 +183,8 @@ public final class FileStore implements Store {
     public void waitFor(List<String> keys, Duration timeout) {
         List<String> fileKeys = toFileKeys(keys);
         Stores.checkTimeout(timeout);
-        poll(keys, timeout, () -> allPresentLocked(fileKeys) ? Boolean.TRUE : null);
+        // The probe answers null for "not yet", so present keys answer with something non-null.
+        poll(keys, timeout, () -> allPresentLocked(fileKeys) ? fileKeys : null);
     }
 
     /** {@inheritDoc} */

@@ -80,7 +80,6 @@ public final class DirectAllReduce {
             return;
         }
         int p = ctx.size();
-        int r = ctx.rank();
         int es = ctx.elementSize();
         int[] counts = Ring.balancedCounts(count, p);
         int[] offsets = new int[p];
