@@ -27,6 +27,7 @@ public class CommunicationException extends DistributedException {
 
     private static final long serialVersionUID = 1L;
 
+    /** The rank whose link failed, or -1 if none in particular. */
     private final int peerRank;
 
     /**

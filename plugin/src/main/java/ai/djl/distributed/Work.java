@@ -18,8 +18,9 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * An asynchronous collective or point-to-point operation, as c10d's {@code Work}: returned by the
- * {@code ...Async} methods of {@link ProcessGroup}. The operation runs on its backend's threads;
- * its output arrays must not be read, and its input arrays not written, until it completes.
+ * {@code ...Async} methods of {@link ai.djl.distributed.pg.ProcessGroup}. The operation runs on its
+ * backend's threads; its output arrays must not be read, and its input arrays not written, until it
+ * completes.
  *
  * <p>Thread-safe.
  */

@@ -45,6 +45,12 @@ public record BackendContext(
     /**
      * Checks and copies the context's parts.
      *
+     * @param store the group's store, namespaced for this group and device type
+     * @param rank this process's rank in the group
+     * @param size the group's size
+     * @param deviceType the DJL device type the backend serves
+     * @param timeout the bound of every blocking step, setup included
+     * @param options the options the user gave this backend by name
      * @throws IllegalArgumentException naming a part that is missing or out of range
      */
     public BackendContext {

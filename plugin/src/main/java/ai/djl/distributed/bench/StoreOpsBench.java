@@ -40,6 +40,7 @@ public final class StoreOpsBench {
      * @param clients K
      * @param rounds M
      * @return operations per second over all clients
+     * @throws Exception if a client cannot connect, fails, or an increment was lost
      */
     public static double run(String host, int port, int clients, int rounds) throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(clients);

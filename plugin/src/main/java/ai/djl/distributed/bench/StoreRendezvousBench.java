@@ -77,6 +77,7 @@ public final class StoreRendezvousBench {
      * @param timeoutSeconds how long to wait for all clients
      * @return the seconds from the first connect to the last client released
      * @throws IllegalStateException if a client failed or the rendezvous did not finish in time
+     * @throws InterruptedException if interrupted while waiting for the clients
      */
     public double run(int clients, String runId, int timeoutSeconds) throws InterruptedException {
         String counter = "/bench/" + runId + "/counter";

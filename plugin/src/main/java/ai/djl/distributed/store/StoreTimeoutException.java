@@ -22,6 +22,8 @@ public class StoreTimeoutException extends StoreException {
     private static final long serialVersionUID = 1L;
 
     private final transient List<String> keys;
+
+    /** How long the call waited. */
     private final Duration timeout;
 
     /**

@@ -368,7 +368,9 @@ final class StoreConnection implements AutoCloseable {
         return String.valueOf(channel.remoteAddress());
     }
 
-    /** The server closed the connection in answer to PING: it predates PING (PyTorch < 2.4). */
+    /**
+     * The server closed the connection in answer to PING: it predates PING (PyTorch before 2.4).
+     */
     private static final class PingRejectedException extends StoreException {
 
         private static final long serialVersionUID = 1L;
