@@ -203,19 +203,19 @@ final class StoreConnection implements AutoCloseable {
             call(
                     new StoreRequest(
                             StoreOpcode.VALIDATE, List.of(), List.of(), StoreProtocol.MAGIC),
-                    Reply.NONE,
+                    ReplyType.NONE,
                     timeout);
         }
         if (!ping) {
             return;
         }
         long nonce = ProcessHandle.current().pid() & 0xFFFFFFFFL;
-        Object echo;
+        Long echo;
         try {
             echo =
                     call(
                             new StoreRequest(StoreOpcode.PING, List.of(), List.of(), nonce),
-                            Reply.U32,
+                            ReplyType.U32,
                             timeout);
         } catch (StoreException e) {
             if (decoder.failure() != null) {
@@ -287,15 +287,17 @@ final class StoreConnection implements AutoCloseable {
      * Sends a query and blocks for its reply.
      *
      * @param request the query
-     * @param reply the shape of its reply
+     * @param reply the reply type of its opcode
      * @param timeout how long to wait for the reply
-     * @return the reply
+     * @param <T> the type of the reply
+     * @return the reply ({@code null} for {@link ReplyType#NONE})
      * @throws StoreException if the connection failed, or no reply came in time (the connection is
      *     then closed, since later replies could no longer be matched)
      */
-    Object call(StoreRequest request, Reply reply, Duration timeout) {
-        int count = reply == Reply.MULTI_BYTES ? request.keys().size() : 0;
-        return await(send(request, reply, count), timeout);
+    <T> T call(StoreRequest request, ReplyType<T> reply, Duration timeout) {
+        Reply shape = reply.shape();
+        int count = shape == Reply.MULTI_BYTES ? request.keys().size() : 0;
+        return reply.of(await(send(request, shape, count), timeout));
     }
 
     /**
