@@ -16,24 +16,22 @@ package ai.djl.distributed.ddp;
 import ai.djl.Device;
 import ai.djl.Model;
 import ai.djl.distributed.ReduceOp;
+import ai.djl.distributed.parallel.DataParallelBuilder;
+import ai.djl.distributed.parallel.DataParallelConfig;
 import ai.djl.distributed.parallel.DistributedSampler;
 import ai.djl.distributed.parallel.ModelSync;
 import ai.djl.distributed.parallel.RankAverages;
 import ai.djl.distributed.parallel.RecordingParameterStore;
 import ai.djl.distributed.pg.ProcessGroup;
-import ai.djl.distributed.rendezvous.DistributedEnv;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.NDManager;
 import ai.djl.ndarray.types.DataType;
 import ai.djl.ndarray.types.Shape;
-import ai.djl.nn.Block;
 import ai.djl.nn.Parameter;
 import ai.djl.training.GradientCollector;
 import ai.djl.training.LocalParameterServer;
 import ai.djl.training.Trainer;
-import ai.djl.training.TrainingConfig;
-import ai.djl.training.initializer.Initializer;
 import ai.djl.training.optimizer.Optimizer;
 import ai.djl.util.Pair;
 
@@ -42,7 +40,6 @@ import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.Predicate;
 
 /**
  * Data-parallel training across processes, as PyTorch's {@code DistributedDataParallel}: a DJL
@@ -114,9 +111,9 @@ public final class DistributedDataParallel extends Trainer {
     private Parameter[] frozen = new Parameter[0];
     private Reducer reducer;
 
-    private DistributedDataParallel(Model model, DdpTrainingConfig config, Builder builder) {
+    private DistributedDataParallel(Model model, DataParallelConfig config, Builder builder) {
         super(model, config);
-        this.group = builder.group;
+        this.group = builder.processGroup();
         this.optimizer = config.getOptimizer();
         this.device = config.getDevices()[0];
         this.hook = builder.hook;
@@ -544,12 +541,8 @@ public final class DistributedDataParallel extends Trainer {
     }
 
     /** Builds a {@link DistributedDataParallel}: {@code setX} values are required. */
-    public static final class Builder {
+    public static final class Builder extends DataParallelBuilder<Builder> {
 
-        private Model model;
-        private TrainingConfig config;
-        private ProcessGroup group;
-        private Device device;
         private CommHook hook = CommHooks.allReduce();
         private long bucketCapBytes = BucketAssignment.DEFAULT_BUCKET_CAP_BYTES;
         private long firstBucketBytes = BucketAssignment.DEFAULT_FIRST_BUCKET_BYTES;
@@ -559,49 +552,14 @@ public final class DistributedDataParallel extends Trainer {
 
         Builder() {}
 
-        /**
-         * Sets the model to train; its block must be set.
-         *
-         * @param model the model
-         * @return this builder
-         */
-        public Builder setModel(Model model) {
-            this.model = model;
+        /** {@inheritDoc} */
+        @Override
+        protected Builder self() {
             return this;
         }
 
-        /**
-         * Sets the training configuration, as for {@code model.newTrainer(config)}.
-         *
-         * @param config the configuration
-         * @return this builder
-         */
-        public Builder setTrainingConfig(TrainingConfig config) {
-            this.config = config;
-            return this;
-        }
-
-        /**
-         * Sets the process group whose ranks train together.
-         *
-         * @param group the group, e.g. {@code Distributed.initProcessGroup("cpu")}
-         * @return this builder
-         */
-        public Builder setProcessGroup(ProcessGroup group) {
-            this.group = group;
-            return this;
-        }
-
-        /**
-         * Sets this process's device. Default: the configuration's device when it names one, else
-         * its device number LOCAL_RANK (modulo their count).
-         *
-         * @param device the device
-         * @return this builder
-         */
-        public Builder optDevice(Device device) {
-            this.device = device;
-            return this;
+        ProcessGroup processGroup() {
+            return group;
         }
 
         /**
@@ -690,16 +648,7 @@ public final class DistributedDataParallel extends Trainer {
          *     positive
          */
         public DistributedDataParallel build() {
-            if (model == null || config == null || group == null) {
-                throw new IllegalArgumentException(
-                        "model, trainingConfig, processGroup: "
-                                + model
-                                + ", "
-                                + config
-                                + ", "
-                                + group
-                                + " (expected: each set)");
-            }
+            Device d = prepare();
             if (bucketCapBytes <= 0 || firstBucketBytes <= 0) {
                 throw new IllegalArgumentException(
                         "bucket limits: "
@@ -711,36 +660,17 @@ public final class DistributedDataParallel extends Trainer {
             if (hook == null) {
                 throw new IllegalArgumentException("commHook: null (expected: a CommHook)");
             }
-            if (config.getLossFunction() == null) {
-                throw new IllegalArgumentException(
-                        "trainingConfig: no loss (expected: a loss function, as"
-                                + " model.newTrainer(config) requires)");
-            }
-            Block block = model.getBlock();
-            if (block == null) {
-                throw new IllegalArgumentException(
-                        "model: no block (expected: model.setBlock(...) first)");
-            }
-            // As model.newTrainer(config) does.
-            for (Pair<Initializer, Predicate<Parameter>> pair : config.getInitializers()) {
-                if (pair.getKey() != null && pair.getValue() != null) {
-                    block.setInitializer(pair.getKey(), pair.getValue());
-                }
-            }
-            Device d = device != null ? device : defaultDevice(config.getDevices());
             RankAverages averages = new RankAverages(group);
             return new DistributedDataParallel(
                     model,
-                    new DdpTrainingConfig(config, d, averages, group.getRank(), group.getSize()),
+                    new DataParallelConfig(
+                            config,
+                            d,
+                            averages,
+                            group.getRank(),
+                            group.getSize(),
+                            t -> ((DistributedDataParallel) t).finishPendingUpdates()),
                     this);
-        }
-
-        private static Device defaultDevice(Device[] devices) {
-            if (devices.length == 1) {
-                return devices[0];
-            }
-            int local = DistributedEnv.fromProcess().getInt("LOCAL_RANK").orElse(0);
-            return devices[local % devices.length];
         }
     }
 }

@@ -21,6 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.djl.Device;
 import ai.djl.Model;
+import ai.djl.distributed.parallel.DataParallelConfig;
 import ai.djl.distributed.parallel.RankAverages;
 import ai.djl.distributed.pg.ProcessGroup;
 import ai.djl.ndarray.NDArray;
@@ -269,7 +270,8 @@ class DdpTrainerTest {
                         .addTrainingListeners(TrainingListener.Defaults.logging());
         for (int rank = 0; rank < 2; rank++) {
             List<TrainingListener> ls =
-                    new DdpTrainingConfig(config, Device.cpu(), new RankAverages(null), rank, 2)
+                    new DataParallelConfig(
+                                    config, Device.cpu(), new RankAverages(null), rank, 2, t -> {})
                             .getTrainingListeners();
             long logging = ls.stream().filter(l -> l instanceof LoggingTrainingListener).count();
             // rank 0's logging listener is wrapped so that its progress bars count its share

@@ -102,7 +102,7 @@ public final class DdpBasics {
      */
     public static void main(String[] args) throws IOException, TranslateException {
         if (args.length > 0 && ("--help".equals(args[0]) || "-h".equals(args[0]))) {
-            System.out.println("usage: ddp_basics [options]\n" + DdpBasicsOptions.USAGE);
+            System.out.println(DdpBasicsOptions.USAGE);
             return;
         }
         runExample(args);

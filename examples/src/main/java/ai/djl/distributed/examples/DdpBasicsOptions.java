@@ -13,43 +13,68 @@
  */
 package ai.djl.distributed.examples;
 
+import picocli.CommandLine.Option;
+
 import java.nio.file.Path;
 import java.util.Locale;
-import java.util.Set;
 
 /**
- * The command line of {@code ddp_basics}: {@code --name value} (or {@code --name=value}) pairs,
- * each optional. Immutable once parsed.
+ * The command line of {@code ddp_basics}: {@code --name value} (or {@code --name=value}) options
+ * and flags, each optional, read by picocli. Immutable once parsed.
  */
 public final class DdpBasicsOptions {
 
+    private static final String SYNOPSIS = "usage: ddp_basics [options]";
+
     /** The options, their defaults and meaning, as {@code --help} prints them. */
-    public static final String USAGE =
-            String.join(
-                    "\n",
-                    "options (all optional):",
-                    "  --epochs N        epochs to train, in all (default 8)",
-                    "  --batch B         samples per rank per step (default 32)",
-                    "  --samples N       training samples, shared among the ranks (default 6000)",
-                    "  --lr LR           Adam's learning rate (default 0.01)",
-                    "  --hook NAME       gradient reduction: allreduce (default) or fp16",
-                    "  --seed S          seed of the data, initialisation and shuffling (default 7)",
-                    "  --checkpoint DIR  rank 0 writes DIR/ddp.ckpt after every epoch",
-                    "  --resume          resume from DIR/ddp.ckpt when it exists",
-                    "  --overlap         reductions overlap the next forward pass",
-                    "  --quiet           no progress bar");
+    public static final String USAGE = ExampleCommandLine.usage(new DdpBasicsOptions(), SYNOPSIS);
 
-    private static final Set<String> FLAGS = Set.of("--resume", "--quiet", "--overlap");
-
+    @Option(
+            names = "--epochs",
+            paramLabel = "N",
+            description = "epochs to train, in all (default 8)")
     int epochs = 8;
+
+    @Option(
+            names = "--batch",
+            paramLabel = "B",
+            description = "samples per rank per step (default 32)")
     int batch = 32;
+
+    @Option(
+            names = "--samples",
+            paramLabel = "N",
+            description = "training samples, shared among the ranks (default 6000)")
     int samples = 6000;
+
+    @Option(names = "--lr", paramLabel = "LR", description = "Adam's learning rate (default 0.01)")
     float lr = 0.01f;
+
+    @Option(
+            names = "--hook",
+            paramLabel = "NAME",
+            description = "gradient reduction: allreduce (default) or fp16")
     String hook = "allreduce";
+
+    @Option(
+            names = "--seed",
+            paramLabel = "S",
+            description = "seed of the data, initialisation and shuffling (default 7)")
     int seed = 7;
+
+    @Option(
+            names = "--checkpoint",
+            paramLabel = "DIR",
+            description = "rank 0 writes DIR/ddp.ckpt after every epoch")
     Path checkpoint;
+
+    @Option(names = "--resume", description = "resume from DIR/ddp.ckpt when it exists")
     boolean resume;
+
+    @Option(names = "--overlap", description = "reductions overlap the next forward pass")
     boolean overlap;
+
+    @Option(names = "--quiet", description = "no progress bar")
     boolean quiet;
 
     private DdpBasicsOptions() {}
@@ -62,40 +87,20 @@ public final class DdpBasicsOptions {
      * @throws IllegalArgumentException on an unknown option, a missing or malformed value
      */
     public static DdpBasicsOptions parse(String... args) {
-        DdpBasicsOptions o = new DdpBasicsOptions();
-        OptionPairs.parse(args, FLAGS, o::set);
+        DdpBasicsOptions o = ExampleCommandLine.parse(new DdpBasicsOptions(), SYNOPSIS, args);
+        positive("--epochs", o.epochs);
+        positive("--batch", o.batch);
+        positive("--samples", o.samples);
+        String given = o.hook;
+        o.hook = given.toLowerCase(Locale.ROOT);
+        if (!o.hook.equals("allreduce") && !o.hook.equals("fp16")) {
+            throw new IllegalArgumentException(
+                    "--hook: " + given + " (expected: allreduce or fp16)");
+        }
         if (o.resume && o.checkpoint == null) {
             throw new IllegalArgumentException("--resume: no --checkpoint DIR to resume from");
         }
         return o;
-    }
-
-    private void set(String name, String value) {
-        try {
-            switch (name) {
-                case "--resume" -> resume = true;
-                case "--quiet" -> quiet = true;
-                case "--overlap" -> overlap = true;
-                case "--epochs" -> epochs = positive(name, Integer.parseInt(value));
-                case "--batch" -> batch = positive(name, Integer.parseInt(value));
-                case "--samples" -> samples = positive(name, Integer.parseInt(value));
-                case "--lr" -> lr = Float.parseFloat(value);
-                case "--seed" -> seed = Integer.parseInt(value);
-                case "--checkpoint" -> checkpoint = Path.of(value);
-                case "--hook" -> {
-                    hook = value.toLowerCase(Locale.ROOT);
-                    if (!hook.equals("allreduce") && !hook.equals("fp16")) {
-                        throw new IllegalArgumentException(
-                                "--hook: " + value + " (expected: allreduce or fp16)");
-                    }
-                }
-                default ->
-                        throw new IllegalArgumentException(
-                                "unknown option: " + name + "\n" + USAGE);
-            }
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(name + ": " + value + " (expected: a number)", e);
-        }
     }
 
     private static int positive(String name, int v) {

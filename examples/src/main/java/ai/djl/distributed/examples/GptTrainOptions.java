@@ -13,158 +13,159 @@
  */
 package ai.djl.distributed.examples;
 
+import picocli.CommandLine.Option;
+
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.Locale;
-import java.util.Set;
 
 /**
- * The command line of the GPT training examples: {@code --name value} (or {@code --name=value})
- * pairs, each optional. Immutable once parsed.
+ * The options of the GPT training examples, each optional: a picocli mixin, so that another example
+ * adds its own options beside these ({@code @Mixin GptTrainOptions gpt;} in its options class, then
+ * {@link #check()} after parsing). {@link #parse} reads {@code transformer_basics}'s command line.
+ * Not thread-safe while picocli fills it; not changed afterwards.
  */
 public final class GptTrainOptions {
 
     /** The options, their defaults and meaning, as {@code --help} prints them. */
     public static final String USAGE =
-            String.join(
-                    "\n",
-                    "options (all optional):",
-                    "  --preset NAME        model shape: mini (default) or tiny",
-                    "  --minutes M          training time budget in minutes (default 4)",
-                    "  --steps N            stop after N steps too (default 0: time only)",
-                    "  --batch B            sequences per step (default 16)",
-                    "  --lr LR              peak learning rate of AdamW (default 2e-3)",
-                    "  --warmup N           linear warm-up steps (default 100)",
-                    "  --weight-decay WD    AdamW weight decay (default 0.01)",
-                    "  --dropout P          dropout rate (default 0)",
-                    "  --tokenizer KIND     bpe (default) or byte",
-                    "  --vocab V            BPE vocabulary size (default 512)",
-                    "  --max-docs N         read only the first N corpus documents (default all)",
-                    "  --eval-every N       validation every N steps (default 100)",
-                    "  --eval-batches N     batches per periodic validation (default 8)",
-                    "  --final-eval-batches N  batches for the final validation (default 64)",
-                    "  --prompt TEXT        prompt of the generated sample (default \"Mr President,\")",
-                    "  --sample-tokens N    tokens to generate (default 200)",
-                    "  --temperature T      sampling temperature (default 0.8)",
-                    "  --top-k K            sample among the K most likely tokens (default 40)",
-                    "  --seed S             seed of initialisation, data order and sampling (default 42)",
-                    "  --out DIR            output directory (default out/transformer_basics)");
+            ExampleCommandLine.usage(new GptTrainOptions(), "usage: transformer_basics [options]");
 
+    @Option(
+            names = "--preset",
+            paramLabel = "NAME",
+            description = "model shape: mini (default) or tiny")
     String preset = "mini";
+
+    @Option(
+            names = "--minutes",
+            paramLabel = "M",
+            description = "training time budget in minutes (default 4)")
     double minutes = 4;
+
+    @Option(
+            names = "--steps",
+            paramLabel = "N",
+            description = "stop after N steps too (default 0: time only)")
     int steps;
+
+    @Option(names = "--batch", paramLabel = "B", description = "sequences per step (default 16)")
     int batch = 16;
+
+    @Option(
+            names = "--lr",
+            paramLabel = "LR",
+            description = "peak learning rate of AdamW (default 2e-3)")
     float lr = 2e-3f;
+
+    @Option(
+            names = "--warmup",
+            paramLabel = "N",
+            description = "linear warm-up steps (default 100)")
     int warmup = 100;
+
+    @Option(
+            names = "--weight-decay",
+            paramLabel = "WD",
+            description = "AdamW weight decay (default 0.01)")
     float weightDecay = 0.01f;
+
+    @Option(names = "--dropout", paramLabel = "P", description = "dropout rate (default 0)")
     float dropout;
+
+    @Option(names = "--tokenizer", paramLabel = "KIND", description = "bpe (default) or byte")
     String tokenizer = "bpe";
+
+    @Option(names = "--vocab", paramLabel = "V", description = "BPE vocabulary size (default 512)")
     int vocab = 512;
+
+    @Option(
+            names = "--max-docs",
+            paramLabel = "N",
+            description = "read only the first N corpus documents (default all)")
     int maxDocs = Integer.MAX_VALUE;
+
+    @Option(
+            names = "--eval-every",
+            paramLabel = "N",
+            description = "validation every N steps (default 100)")
     int evalEvery = 100;
+
+    @Option(
+            names = "--eval-batches",
+            paramLabel = "N",
+            description = "batches per periodic validation (default 8)")
     int evalBatches = 8;
+
+    @Option(
+            names = "--final-eval-batches",
+            paramLabel = "N",
+            description = "batches for the final validation (default 64)")
     int finalEvalBatches = 64;
+
+    @Option(
+            names = "--prompt",
+            paramLabel = "TEXT",
+            description = "prompt of the generated sample (default \"Mr President,\")")
     String prompt = "Mr President,";
+
+    @Option(
+            names = "--sample-tokens",
+            paramLabel = "N",
+            description = "tokens to generate (default 200)")
     int sampleTokens = 200;
+
+    @Option(
+            names = "--temperature",
+            paramLabel = "T",
+            description = "sampling temperature (default 0.8)")
     float temperature = 0.8f;
+
+    @Option(
+            names = "--top-k",
+            paramLabel = "K",
+            description = "sample among the K most likely tokens (default 40)")
     int topK = 40;
+
+    @Option(
+            names = "--seed",
+            paramLabel = "S",
+            description = "seed of initialisation, data order and sampling (default 42)")
     int seed = 42;
+
+    @Option(
+            names = "--out",
+            paramLabel = "DIR",
+            description = "output directory (default out/transformer_basics)")
     Path out = Paths.get("out", "transformer_basics");
 
-    private GptTrainOptions() {}
+    /** Creates the options at their defaults, for picocli to fill (as a mixin, for instance). */
+    public GptTrainOptions() {}
 
     /**
-     * Parses the command line.
+     * Parses {@code transformer_basics}'s command line.
      *
      * @param args the arguments
      * @return the options
      * @throws IllegalArgumentException on an unknown option, a missing or malformed value
      */
     public static GptTrainOptions parse(String... args) {
-        GptTrainOptions o = new GptTrainOptions();
-        OptionPairs.parse(
-                args,
-                Set.of(),
-                (name, value) -> {
-                    try {
-                        o.set(name, value);
-                    } catch (NumberFormatException e) {
-                        throw new IllegalArgumentException(
-                                name + ": " + value + " (expected: a number)\n" + USAGE, e);
-                    }
-                });
+        GptTrainOptions o =
+                ExampleCommandLine.parse(
+                        new GptTrainOptions(), "usage: transformer_basics [options]", args);
         o.check();
         return o;
     }
 
-    private void set(String name, String value) {
-        switch (name) {
-            case "--preset":
-                preset = value.toLowerCase(Locale.ROOT);
-                break;
-            case "--minutes":
-                minutes = Double.parseDouble(value);
-                break;
-            case "--steps":
-                steps = Integer.parseInt(value);
-                break;
-            case "--batch":
-                batch = Integer.parseInt(value);
-                break;
-            case "--lr":
-                lr = Float.parseFloat(value);
-                break;
-            case "--warmup":
-                warmup = Integer.parseInt(value);
-                break;
-            case "--weight-decay":
-                weightDecay = Float.parseFloat(value);
-                break;
-            case "--dropout":
-                dropout = Float.parseFloat(value);
-                break;
-            case "--tokenizer":
-                tokenizer = value.toLowerCase(Locale.ROOT);
-                break;
-            case "--vocab":
-                vocab = Integer.parseInt(value);
-                break;
-            case "--max-docs":
-                maxDocs = Integer.parseInt(value);
-                break;
-            case "--eval-every":
-                evalEvery = Integer.parseInt(value);
-                break;
-            case "--eval-batches":
-                evalBatches = Integer.parseInt(value);
-                break;
-            case "--final-eval-batches":
-                finalEvalBatches = Integer.parseInt(value);
-                break;
-            case "--prompt":
-                prompt = value;
-                break;
-            case "--sample-tokens":
-                sampleTokens = Integer.parseInt(value);
-                break;
-            case "--temperature":
-                temperature = Float.parseFloat(value);
-                break;
-            case "--top-k":
-                topK = Integer.parseInt(value);
-                break;
-            case "--seed":
-                seed = Integer.parseInt(value);
-                break;
-            case "--out":
-                out = Paths.get(value);
-                break;
-            default:
-                throw new IllegalArgumentException("unknown option: " + name + "\n" + USAGE);
-        }
-    }
-
-    private void check() {
+    /**
+     * Checks the values against each other and their ranges; lower-cases the names of the preset
+     * and tokenizer. A command that mixes these options in calls it after parsing.
+     *
+     * @throws IllegalArgumentException naming the first bad option, its value and what was expected
+     */
+    public void check() {
+        preset = preset.toLowerCase(Locale.ROOT);
+        tokenizer = tokenizer.toLowerCase(Locale.ROOT);
         positive("--minutes", minutes);
         positive("--batch", batch);
         positive("--lr", lr);

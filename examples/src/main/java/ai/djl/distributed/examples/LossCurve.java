@@ -13,14 +13,19 @@
  */
 package ai.djl.distributed.examples;
 
+import org.knowm.xchart.BitmapEncoder;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.XYChartBuilder;
+import org.knowm.xchart.XYSeries;
+import org.knowm.xchart.style.Styler;
+import org.knowm.xchart.style.XYStyler;
+import org.knowm.xchart.style.lines.SeriesLines;
+import org.knowm.xchart.style.markers.SeriesMarkers;
+
 import java.awt.BasicStroke;
 import java.awt.Color;
-import java.awt.Font;
-import java.awt.Graphics2D;
-import java.awt.RenderingHints;
-import java.awt.geom.Path2D;
-import java.awt.image.BufferedImage;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -29,21 +34,19 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
-import javax.imageio.ImageIO;
-
 /**
  * The losses of a training run, step by step: written as CSV ({@code
  * step,elapsed_s,lr,train_loss,val_loss}, the validation loss only on the steps where it was
- * measured) and drawn as a PNG plot with {@code java.awt} (headless; no other library).
+ * measured) and drawn as a PNG plot with XChart (headless). Not thread-safe: one training loop
+ * records into it.
  */
 public final class LossCurve {
 
-    private static final int WIDTH = 900;
-    private static final int HEIGHT = 540;
-    private static final int MARGIN_LEFT = 70;
-    private static final int MARGIN_RIGHT = 30;
-    private static final int MARGIN_TOP = 50;
-    private static final int MARGIN_BOTTOM = 60;
+    /** The plot's width in pixels. */
+    public static final int WIDTH = 900;
+
+    /** The plot's height in pixels. */
+    public static final int HEIGHT = 540;
 
     private final List<double[]> train = new ArrayList<>();
     private final List<double[]> validation = new ArrayList<>();
@@ -126,7 +129,8 @@ public final class LossCurve {
     }
 
     /**
-     * Draws the plot: training loss (raw and smoothed), validation loss and the baseline.
+     * Draws the plot with XChart (headless): training loss (raw and smoothed), validation loss and
+     * the baseline, {@value #WIDTH} by {@value #HEIGHT} pixels.
      *
      * @param file the PNG file
      * @param title the title above the plot
@@ -137,30 +141,69 @@ public final class LossCurve {
         if (System.getProperty("java.awt.headless") == null) {
             System.setProperty("java.awt.headless", "true");
         }
-        BufferedImage image = new BufferedImage(WIDTH, HEIGHT, BufferedImage.TYPE_INT_RGB);
-        Graphics2D g = image.createGraphics();
-        try {
-            g.setRenderingHint(RenderingHints.KEY_ANTIALIASING, RenderingHints.VALUE_ANTIALIAS_ON);
-            g.setColor(Color.WHITE);
-            g.fillRect(0, 0, WIDTH, HEIGHT);
-            Plot p = new Plot(maxStep(), maxLoss(baseline));
-            p.drawAxes(g, title);
-            g.setStroke(new BasicStroke(1f));
-            p.drawSeries(g, train, 3, new Color(150, 180, 230));
-            g.setStroke(new BasicStroke(2f));
-            p.drawSeries(g, smoothed(), 1, new Color(30, 80, 200));
-            p.drawSeries(g, validation, 1, new Color(220, 90, 20));
-            float[] dash = {8f, 6f};
-            g.setStroke(
-                    new BasicStroke(
-                            2f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, dash, 0));
-            g.setColor(Color.GRAY);
-            g.drawLine(p.x(0), p.y(baseline), p.x(p.maxX), p.y(baseline));
-            p.drawLegend(g, baseline);
-        } finally {
-            g.dispose();
+        XYChart chart =
+                new XYChartBuilder()
+                        .width(WIDTH)
+                        .height(HEIGHT)
+                        .title(title)
+                        .xAxisTitle("step")
+                        .yAxisTitle("loss (nats/token)")
+                        .build();
+        XYStyler style = chart.getStyler();
+        style.setLegendPosition(Styler.LegendPosition.InsideNE);
+        style.setChartBackgroundColor(Color.WHITE);
+        style.setPlotBackgroundColor(Color.WHITE);
+        style.setYAxisMin(0.0);
+        style.setYAxisMax(maxLoss(baseline));
+        style.setXAxisMin(0.0);
+        style.setXAxisMax(maxStep());
+        add(chart, "train loss", train, 3, new Color(150, 180, 230), SeriesLines.SOLID);
+        add(
+                chart,
+                "train loss (smoothed)",
+                smoothed(),
+                1,
+                new Color(30, 80, 200),
+                SeriesLines.SOLID);
+        add(chart, "validation loss", validation, 1, new Color(220, 90, 20), SeriesLines.SOLID);
+        List<double[]> flat =
+                List.of(new double[] {0, baseline}, new double[] {maxStep(), baseline});
+        add(
+                chart,
+                String.format(Locale.ROOT, "unigram baseline %.3f", baseline),
+                flat,
+                1,
+                Color.GRAY,
+                SeriesLines.DASH_DASH);
+        try (OutputStream out = Files.newOutputStream(file)) {
+            BitmapEncoder.saveBitmap(chart, out, BitmapEncoder.BitmapFormat.PNG);
         }
-        ImageIO.write(image, "png", file.toFile());
+    }
+
+    // One line of the plot: the points' step against their value in column, non-finite ones left
+    // out; a series without points is left out (XChart refuses an empty one).
+    private static void add(
+            XYChart chart,
+            String name,
+            List<double[]> points,
+            int column,
+            Color color,
+            BasicStroke line) {
+        List<Double> xs = new ArrayList<>();
+        List<Double> ys = new ArrayList<>();
+        for (double[] p : points) {
+            if (Double.isFinite(p[column])) {
+                xs.add(p[0]);
+                ys.add(p[column]);
+            }
+        }
+        if (xs.isEmpty()) {
+            return;
+        }
+        XYSeries series = chart.addSeries(name, xs, ys);
+        series.setMarker(SeriesMarkers.NONE);
+        series.setLineColor(color);
+        series.setLineStyle(line);
     }
 
     private List<double[]> smoothed() {
@@ -185,86 +228,5 @@ public final class LossCurve {
             }
         }
         return Math.ceil(max * 1.05);
-    }
-
-    /** Maps data coordinates to pixels and draws the frame. */
-    private static final class Plot {
-
-        final double maxX;
-        final double maxY;
-
-        Plot(double maxX, double maxY) {
-            this.maxX = maxX;
-            this.maxY = maxY;
-        }
-
-        int x(double step) {
-            return MARGIN_LEFT + (int) (step / maxX * (WIDTH - MARGIN_LEFT - MARGIN_RIGHT));
-        }
-
-        int y(double loss) {
-            double clipped = Math.max(0, Math.min(maxY, loss));
-            return HEIGHT
-                    - MARGIN_BOTTOM
-                    - (int) (clipped / maxY * (HEIGHT - MARGIN_TOP - MARGIN_BOTTOM));
-        }
-
-        void drawAxes(Graphics2D g, String title) {
-            g.setColor(Color.BLACK);
-            g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 15));
-            g.drawString(title, MARGIN_LEFT, 30);
-            g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
-            g.drawLine(x(0), y(0), x(maxX), y(0));
-            g.drawLine(x(0), y(0), x(0), y(maxY));
-            for (int i = 0; i <= 5; i++) {
-                double step = maxX * i / 5;
-                g.drawLine(x(step), y(0), x(step), y(0) + 5);
-                g.drawString(String.format(Locale.ROOT, "%.0f", step), x(step) - 12, y(0) + 20);
-                double loss = maxY * i / 5;
-                g.drawLine(x(0) - 5, y(loss), x(0), y(loss));
-                g.drawString(String.format(Locale.ROOT, "%.1f", loss), x(0) - 40, y(loss) + 4);
-            }
-            g.drawString("step", x(maxX / 2), HEIGHT - 15);
-            g.drawString("loss (nats/token)", 5, MARGIN_TOP - 8);
-        }
-
-        void drawSeries(Graphics2D g, List<double[]> points, int column, Color color) {
-            Path2D.Double path = new Path2D.Double();
-            boolean started = false;
-            for (double[] p : points) {
-                if (!Double.isFinite(p[column])) {
-                    continue;
-                }
-                if (started) {
-                    path.lineTo(x(p[0]), y(p[column]));
-                } else {
-                    path.moveTo(x(p[0]), y(p[column]));
-                    started = true;
-                }
-            }
-            g.setColor(color);
-            g.draw(path);
-        }
-
-        void drawLegend(Graphics2D g, double baseline) {
-            String[] labels = {
-                "train loss",
-                "train loss (smoothed)",
-                "validation loss",
-                String.format(Locale.ROOT, "unigram baseline %.3f", baseline)
-            };
-            Color[] colors = {
-                new Color(150, 180, 230), new Color(30, 80, 200), new Color(220, 90, 20), Color.GRAY
-            };
-            g.setStroke(new BasicStroke(2f));
-            int top = MARGIN_TOP + 10;
-            int left = WIDTH - MARGIN_RIGHT - 220;
-            for (int i = 0; i < labels.length; i++) {
-                g.setColor(colors[i]);
-                g.drawLine(left, top + 18 * i, left + 25, top + 18 * i);
-                g.setColor(Color.BLACK);
-                g.drawString(labels[i], left + 32, top + 18 * i + 4);
-            }
-        }
     }
 }

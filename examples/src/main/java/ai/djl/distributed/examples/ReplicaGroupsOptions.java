@@ -13,46 +13,73 @@
  */
 package ai.djl.distributed.examples;
 
+import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.TypeConversionException;
+
 import java.time.Duration;
-import java.util.Set;
 
 /**
- * The command line of {@code replica_groups}: {@code --name value} (or {@code --name=value}) pairs.
- * {@code --replica-id}, {@code --num-replicas} and {@code --main-store} are required, the rest
- * optional. Immutable once parsed.
+ * The command line of {@code replica_groups}: {@code --name value} (or {@code --name=value}) pairs,
+ * read by picocli. {@code --replica-id}, {@code --num-replicas} and {@code --main-store} are
+ * required, the rest optional. Immutable once parsed.
  */
 public final class ReplicaGroupsOptions {
 
-    /** The command line, its defaults and meaning, as {@code --help} prints them. */
-    public static final String USAGE =
-            String.join(
-                    "\n",
-                    "usage: replica_groups --replica-id I --num-replicas N --main-store HOST:PORT"
-                            + " [options]",
-                    "  --replica-id I          this job's replica: 0 to N-1",
-                    "  --num-replicas N        how many replicas (jobs) meet",
-                    "  --main-store HOST:PORT  the store the replicas share; the hosting replica"
-                            + " serves it",
-                    "                          there (port 0: a free one, printed)",
-                    "  --host-main-store B     whether this replica serves the main store: true"
-                            + " or false",
-                    "                          (default: true for replica 0 only; false for all"
-                            + " when",
-                    "                          another process serves it)",
-                    "  --backend NAME          the backend of every group (default cpu)",
-                    "  --timeout S             seconds to wait for the other replicas, and the"
-                            + " bound of",
-                    "                          each cross-replica operation (default 300)");
+    private static final String SYNOPSIS =
+            "usage: replica_groups --replica-id I --num-replicas N --main-store HOST:PORT"
+                    + " [options]";
 
     /** The default of {@code --timeout}. */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(300);
 
+    /** The command line, its defaults and meaning, as {@code --help} prints them. */
+    public static final String USAGE =
+            ExampleCommandLine.usage(new ReplicaGroupsOptions(), SYNOPSIS);
+
+    @Option(names = "--replica-id", paramLabel = "I", description = "this job's replica: 0 to N-1")
     private int replicaId = -1;
+
+    @Option(
+            names = "--num-replicas",
+            paramLabel = "N",
+            description = "how many replicas (jobs) meet")
     private int numReplicas = -1;
+
+    @Option(
+            names = "--main-store",
+            paramLabel = "HOST:PORT",
+            description =
+                    "the store the replicas share; the hosting replica serves it there (port 0: a"
+                            + " free one, printed)")
+    private String mainStore;
+
+    @Option(
+            names = "--host-main-store",
+            paramLabel = "B",
+            arity = "1",
+            converter = TrueOrFalse.class,
+            description =
+                    "whether this replica serves the main store: true or false (default: true for"
+                            + " replica 0 only; false for all when another process serves it)")
+    private Boolean hostMainStore;
+
+    @Option(
+            names = "--backend",
+            paramLabel = "NAME",
+            description = "the backend of every group (default cpu)")
+    private String backend = "cpu";
+
+    @Option(
+            names = "--timeout",
+            paramLabel = "S",
+            description =
+                    "seconds to wait for the other replicas, and the bound of each cross-replica"
+                            + " operation (default 300)")
+    private double timeoutSeconds = DEFAULT_TIMEOUT.toSeconds();
+
     private String mainStoreHost;
     private int mainStorePort = -1;
-    private Boolean hostMainStore;
-    private String backend = "cpu";
     private Duration timeout = DEFAULT_TIMEOUT;
 
     private ReplicaGroupsOptions() {}
@@ -66,27 +93,26 @@ public final class ReplicaGroupsOptions {
      *     value
      */
     public static ReplicaGroupsOptions parse(String... args) {
-        ReplicaGroupsOptions o = new ReplicaGroupsOptions();
-        OptionPairs.parse(args, Set.of(), o::set);
+        ReplicaGroupsOptions o =
+                ExampleCommandLine.parse(new ReplicaGroupsOptions(), SYNOPSIS, args);
+        if (o.mainStore != null) {
+            o.mainStore(o.mainStore);
+        }
+        o.timeout = seconds("--timeout", o.timeoutSeconds);
         o.check();
         return o;
     }
 
-    private void set(String name, String value) {
-        try {
-            switch (name) {
-                case "--replica-id" -> replicaId = Integer.parseInt(value);
-                case "--num-replicas" -> numReplicas = Integer.parseInt(value);
-                case "--main-store" -> mainStore(value);
-                case "--host-main-store" -> hostMainStore = bool(name, value);
-                case "--backend" -> backend = value;
-                case "--timeout" -> timeout = seconds(name, Double.parseDouble(value));
-                default ->
-                        throw new IllegalArgumentException(
-                                "unknown option: " + name + "\n" + USAGE);
+    /** Reads {@code true} or {@code false}, and nothing else. */
+    static final class TrueOrFalse implements ITypeConverter<Boolean> {
+
+        /** {@inheritDoc} */
+        @Override
+        public Boolean convert(String value) {
+            if (!value.equals("true") && !value.equals("false")) {
+                throw new TypeConversionException("true or false");
             }
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(name + ": " + value + " (expected: a number)", e);
+            return Boolean.parseBoolean(value);
         }
     }
 
@@ -132,13 +158,6 @@ public final class ReplicaGroupsOptions {
                     "--main-store: port 0 (expected: the port the hosting replica serves on; only"
                             + " the host may pick a free one)");
         }
-    }
-
-    private static boolean bool(String name, String value) {
-        if (!value.equals("true") && !value.equals("false")) {
-            throw new IllegalArgumentException(name + ": " + value + " (expected: true or false)");
-        }
-        return Boolean.parseBoolean(value);
     }
 
     private static Duration seconds(String name, double s) {

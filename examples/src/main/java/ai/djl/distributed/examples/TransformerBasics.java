@@ -89,7 +89,7 @@ public final class TransformerBasics {
      */
     public static void main(String[] args) throws IOException, TranslateException {
         if (args.length > 0 && ("--help".equals(args[0]) || "-h".equals(args[0]))) {
-            System.out.println("usage: transformer_basics [options]\n" + GptTrainOptions.USAGE);
+            System.out.println(GptTrainOptions.USAGE);
             return;
         }
         runExample(args);

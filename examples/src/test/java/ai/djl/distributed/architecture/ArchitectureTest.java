@@ -38,7 +38,8 @@ import java.util.List;
  *   &lt;- store &lt;- rendezvous &lt;- backend &lt;- pg &lt;- parallel (the data-parallel core)
  *   &lt;- ddp, fsdp &lt;- examples
  *   the launcher on rendezvous and stores; the command line and benchmarks beside pg;
- *   the GPT model (transformer) on DJL alone, used by examples
+ *   the GPT model (transformer) on DJL and the staged form alone, used by examples
+ *   the staged form of a model (staged) on DJL alone, used by the model, the core and the trainers
  * </pre>
  */
 class ArchitectureTest {
@@ -85,8 +86,12 @@ class ArchitectureTest {
                 .definedBy("ai.djl.distributed.transformer..")
                 .layer("Examples")
                 .definedBy("ai.djl.distributed.examples..")
+                .layer("Staging")
+                .definedBy("ai.djl.distributed.staged..")
                 .whereLayer("Examples")
                 .mayNotBeAccessedByAnyLayer()
+                .whereLayer("Staging")
+                .mayOnlyBeAccessedByLayers("Model", "DataParallelCore", "Parallel", "Examples")
                 .whereLayer("Model")
                 .mayOnlyBeAccessedByLayers("Examples")
                 .whereLayer("Parallel")
@@ -133,6 +138,7 @@ class ArchitectureTest {
                         "ai.djl.distributed.parallel.FlatBuffer",
                         "ai.djl.distributed.ddp.DistributedDataParallel",
                         "ai.djl.distributed.transformer.GptBlock",
+                        "ai.djl.distributed.staged.Stage",
                         "ai.djl.distributed.examples.DdpBasics")) {
             assertTrue(classes.contain(name), name + " (expected: among the checked classes)");
         }

@@ -63,7 +63,21 @@ public final class FlatBuffer implements AutoCloseable {
      *     GiB (a Java buffer's limit)
      */
     public FlatBuffer(String name, NDManager manager, DataType type, List<Shape> shapes) {
-        this(name, manager, type, shapes, null);
+        this(name, manager, type, shapes, null, null);
+    }
+
+    /**
+     * Lays slots over an existing flat array, which the buffer does not own (a pooled array reused
+     * for buffers of the same size): {@link #close()} frees the views only. The array's values are
+     * kept.
+     *
+     * @param name names the buffer in errors
+     * @param flat a one-dimensional array whose length is the slots' total; stays the caller's
+     * @param shapes the slots' shapes, in buffer order
+     * @throws IllegalArgumentException if there is no slot or the lengths differ
+     */
+    public FlatBuffer(String name, NDArray flat, List<Shape> shapes) {
+        this(name, flat.getManager(), flat.getDataType(), shapes, null, flat);
     }
 
     /**
@@ -76,6 +90,16 @@ public final class FlatBuffer implements AutoCloseable {
             DataType type,
             List<Shape> shapes,
             Boolean memoryCopies) {
+        this(name, manager, type, shapes, memoryCopies, null);
+    }
+
+    private FlatBuffer(
+            String name,
+            NDManager manager,
+            DataType type,
+            List<Shape> shapes,
+            Boolean memoryCopies,
+            NDArray existing) {
         if (shapes.isEmpty()) {
             throw new IllegalArgumentException(name + ": no arrays (expected: at least one)");
         }
@@ -99,11 +123,25 @@ public final class FlatBuffer implements AutoCloseable {
                             + " bytes (expected: under 2 GiB; an array that large alone cannot be"
                             + " reduced)");
         }
+        if (existing != null && (existing.getShape().dimension() != 1 || existing.size() != n)) {
+            throw new IllegalArgumentException(
+                    name
+                            + ": "
+                            + existing.getShape()
+                            + " (expected: ("
+                            + n
+                            + "), the slots' total)");
+        }
         owner = manager.newSubManager();
         try {
-            array = owner.zeros(new Shape(n), type);
+            array = existing != null ? existing : owner.zeros(new Shape(n), type);
             memory = copyMemory ? DirectBuffers.view(array, name) : null;
             views = slots(array);
+            if (existing != null) {
+                for (NDArray v : views) {
+                    v.attach(owner);
+                }
+            }
         } catch (RuntimeException e) {
             owner.close();
             throw e;
@@ -308,7 +346,7 @@ public final class FlatBuffer implements AutoCloseable {
         }
     }
 
-    /** Frees the flat array and its views. Idempotent. */
+    /** Frees the flat array (unless it was given) and its views. Idempotent. */
     @Override
     public void close() {
         owner.close();

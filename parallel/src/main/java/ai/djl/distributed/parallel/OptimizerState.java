@@ -215,6 +215,91 @@ public final class OptimizerState {
         }
     }
 
+    /**
+     * Returns an optimizer's state arrays for one parameter: Adam's two moments, SGD's momentum,
+     * none for plain SGD or before the parameter's first update.
+     *
+     * @param optimizer the optimizer; read only
+     * @param parameterId the parameter's id, as given to {@code Optimizer.update}
+     * @return the arrays, every device's; owned by the optimizer
+     * @throws IllegalStateException if DJL's optimizer internals cannot be reached
+     */
+    public static List<NDArray> arrays(Optimizer optimizer, String parameterId) {
+        List<NDArray> arrays = new ArrayList<>();
+        for (Field f : stateFields(optimizer.getClass())) {
+            Map<Device, NDArray> perDevice = stateMap(f, optimizer).get(parameterId);
+            if (perDevice != null) {
+                arrays.addAll(perDevice.values());
+            }
+        }
+        return arrays;
+    }
+
+    /**
+     * Returns how many updates an optimizer has counted for one parameter, and in all ({@code
+     * counts[0]}: the parameter's, {@code counts[1]}: the optimizer's number of updates, which
+     * learning-rate trackers read).
+     *
+     * @param optimizer the optimizer; read only
+     * @param parameterId the parameter's id
+     * @return the two counts; zero for a parameter never updated
+     * @throws IllegalStateException if DJL's optimizer internals cannot be reached
+     */
+    public static int[] counts(Optimizer optimizer, String parameterId) {
+        return new int[] {
+            counts(optimizer).getOrDefault(parameterId, 0),
+            (Integer) get(field(Optimizer.class, "numUpdate"), optimizer)
+        };
+    }
+
+    /**
+     * Sets one parameter's state: its state arrays, one per state of the optimizer in the order of
+     * {@link #arrays} (Adam: the first and second moments), and its update counts.
+     *
+     * @param optimizer the optimizer
+     * @param parameterId the parameter's id
+     * @param arrays the state arrays; the optimizer owns them from now on (detached from their
+     *     manager); the arrays they replace are closed
+     * @param counts the counts as {@link #counts} returns them
+     * @param device the device the state belongs to
+     * @throws IllegalArgumentException if the number of arrays is not the optimizer's number of
+     *     states
+     */
+    public static void put(
+            Optimizer optimizer,
+            String parameterId,
+            List<NDArray> arrays,
+            int[] counts,
+            Device device) {
+        List<Field> fields = stateFields(optimizer.getClass());
+        if (arrays.size() != fields.size()) {
+            throw new IllegalArgumentException(
+                    "optimizer state of "
+                            + parameterId
+                            + ": "
+                            + arrays.size()
+                            + " arrays (expected: "
+                            + fields.size()
+                            + " for "
+                            + optimizer.getClass().getSimpleName()
+                            + ")");
+        }
+        for (int i = 0; i < fields.size(); i++) {
+            Map<String, Map<Device, NDArray>> state = stateMap(fields.get(i), optimizer);
+            Map<Device, NDArray> old = state.get(parameterId);
+            if (old != null) {
+                old.values().forEach(NDArray::close);
+            }
+            NDArray a = arrays.get(i);
+            a.detach();
+            Map<Device, NDArray> perDevice = new ConcurrentHashMap<>();
+            perDevice.put(device, a);
+            state.put(parameterId, perDevice);
+        }
+        counts(optimizer).put(parameterId, counts[0]);
+        set(field(Optimizer.class, "numUpdate"), optimizer, counts[1]);
+    }
+
     private static String id(Map<String, String> idByName, String name) {
         String id = idByName.get(name);
         if (id == null) {

@@ -29,6 +29,7 @@ import ai.djl.ndarray.types.DataType;
 import ai.djl.ndarray.types.Shape;
 import ai.djl.training.GradientCollector;
 
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -230,6 +231,30 @@ class FlatBufferTest {
             long[] all = Arrays.copyOf(first, 7);
             System.arraycopy(second, 0, all, 3, 4);
             assertArrayEquals(all, b.getArray().toLongArray());
+        }
+    }
+
+    @Test
+    void aBufferOverAGivenArrayWritesIntoItAndLeavesItOpen() {
+        try (NDManager m = NDManager.newBaseManager(Device.cpu())) {
+            NDArray flat = m.create(new float[] {9, 9, 9, 9, 9, 9, 9});
+            List<Shape> shapes = List.of(new Shape(2, 2), new Shape(3));
+            try (FlatBuffer buffer = new FlatBuffer("given", flat, shapes)) {
+                assertTrue(buffer.getArray() == flat);
+                buffer.pack(
+                        List.of(
+                                m.create(new float[] {1, 2, 3, 4}, new Shape(2, 2)),
+                                m.create(new float[] {5, 6, 7})));
+                assertEquals(new Shape(2, 2), buffer.views()[0].getShape());
+                assertArrayEquals(new float[] {5, 6, 7}, buffer.views()[1].toFloatArray());
+            }
+            // The values went into the given array, which closing the buffer left open.
+            assertArrayEquals(new float[] {1, 2, 3, 4, 5, 6, 7}, flat.toFloatArray());
+            IllegalArgumentException e =
+                    assertThrows(
+                            IllegalArgumentException.class,
+                            () -> new FlatBuffer("short", m.zeros(new Shape(6)), shapes));
+            assertEquals("short: (6) (expected: (7), the slots' total)", e.getMessage());
         }
     }
 }

@@ -16,140 +16,225 @@ package ai.djl.distributed.cli;
 import ai.djl.distributed.bench.CollectivesBench;
 import ai.djl.distributed.bench.StoreOpsBench;
 import ai.djl.distributed.bench.StoreRendezvousBench;
+import ai.djl.distributed.launch.Endpoint;
 import ai.djl.distributed.store.tcp.TcpStoreServer;
 
-import java.util.ArrayList;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.TypeConversionException;
+
 import java.util.List;
-import java.util.Set;
+import java.util.Locale;
+import java.util.concurrent.Callable;
 
 /** {@code djl-dist bench}: benchmarks that print one line per measurement. */
+@Command(
+        name = "bench",
+        mixinStandardHelpOptions = true,
+        description = "Benchmarks that print one line per measurement.",
+        subcommands = {
+            BenchCommand.StoreRendezvous.class,
+            BenchCommand.StoreOps.class,
+            BenchCommand.Collectives.class
+        })
 final class BenchCommand {
 
     private BenchCommand() {}
 
-    /**
-     * One discarded round warms this JVM's JIT for every size: against a private in-process server
-     * ({@code local}, the default, so the server measured stays as fresh as it was started), the
-     * measured server ({@code server}, which warms a Java server too), or not at all ({@code
-     * none}).
-     */
-    private static void warmUpRendezvous(
-            String how,
-            StoreRendezvousBench bench,
-            int clients,
-            String secret,
-            int window,
-            int timeout)
-            throws InterruptedException {
-        String runId = "warmup-" + System.nanoTime();
-        switch (how) {
-            case "none":
-                return;
-            case "server":
-                bench.run(clients, runId, timeout);
-                return;
-            case "local":
-                try (TcpStoreServer local =
-                        TcpStoreServer.builder().optHost("127.0.0.1").optSecret(secret).build()) {
-                    new StoreRendezvousBench("127.0.0.1", local.getPort(), window, secret)
-                            .run(clients, runId, timeout);
-                }
-                return;
-            default:
-                throw new Args.UsageException(
-                        "--warm-up: '" + how + "' (expected: local, server or none)");
-        }
+    /** The server measured, {@code --tcp H:P}. */
+    static class Server {
+
+        @Option(
+                names = "--tcp",
+                paramLabel = "H:P",
+                converter = EndpointConverter.class,
+                description = "the TcpStore server measured; default 127.0.0.1:29500")
+        Endpoint tcp = new Endpoint("127.0.0.1", 29500);
     }
 
-    static int run(List<String> argv) {
-        Args args =
-                new Args(
-                        argv,
-                        Set.of(
-                                "tcp",
-                                "clients",
-                                "repeat",
-                                "rounds",
-                                "window",
-                                "timeout",
-                                "world-size",
-                                "transport",
-                                "ops",
-                                "sizes",
-                                "warm-up"));
-        if (args.positional().size() != 1) {
-            throw new Args.UsageException(
-                    "bench takes one benchmark: store-rendezvous, store-ops or collectives");
+    /** {@code bench store-rendezvous}: N simultaneous raw clients meet on a counter. */
+    @Command(
+            name = "store-rendezvous",
+            mixinStandardHelpOptions = true,
+            description = {
+                "N simultaneous raw clients: connect, add to a counter, wait for the last",
+                "(each authenticates first when DJL_DIST_STORE_SECRET is set)"
+            })
+    static final class StoreRendezvous extends Server implements Callable<Integer> {
+
+        @Option(names = "--clients", paramLabel = "N", description = "clients; default 9000")
+        int clients = 9000;
+
+        @Option(names = "--repeat", paramLabel = "R", description = "measured rounds; default 3")
+        int repeat = 3;
+
+        @Option(
+                names = "--window",
+                paramLabel = "W",
+                description = "connections opened at once; default 2048")
+        int window = 2048;
+
+        @Option(
+                names = "--timeout",
+                paramLabel = "SECONDS",
+                description = "longest round; default 120")
+        int timeout = 120;
+
+        /**
+         * One discarded round warms this JVM's JIT for every size: against a private in-process
+         * server ({@code local}, the default, so the server measured stays as fresh as it was
+         * started), the measured server ({@code server}, which warms a Java server too), or not at
+         * all ({@code none}).
+         */
+        @Option(
+                names = {"--warm-up", "--warm_up"},
+                paramLabel = "HOW",
+                description = "local (default), server or none")
+        WarmUp warmUp = WarmUp.LOCAL;
+
+        /**
+         * Runs the rounds; blocks until they end.
+         *
+         * @return 0
+         * @throws Exception when a round fails or times out
+         */
+        @Override
+        public Integer call() throws Exception {
+            // with DJL_DIST_STORE_SECRET set, every client authenticates first
+            String secret = System.getenv("DJL_DIST_STORE_SECRET");
+            StoreRendezvousBench bench =
+                    new StoreRendezvousBench(tcp.host(), tcp.port(), window, secret);
+            warmUp(bench, Math.min(clients, 2000), secret);
+            for (int r = 0; r < repeat; ++r) {
+                double s = bench.run(clients, Long.toString(System.nanoTime(), 36), timeout);
+                System.out.printf("store-rendezvous clients=%d seconds=%.3f%n", clients, s);
+                System.out.flush();
+            }
+            return 0;
         }
-        String endpoint = args.get("tcp", "127.0.0.1:29500");
-        int colon = endpoint.lastIndexOf(':');
-        if (colon <= 0) {
-            throw new Args.UsageException("--tcp: '" + endpoint + "' (expected: HOST:PORT)");
-        }
-        String host = endpoint.substring(0, colon);
-        int port = Integer.parseInt(endpoint.substring(colon + 1));
-        try {
-            switch (args.positional().get(0)) {
-                case "store-rendezvous":
-                    // with DJL_DIST_STORE_SECRET set, every client authenticates first
-                    String secret = System.getenv("DJL_DIST_STORE_SECRET");
-                    StoreRendezvousBench bench =
-                            new StoreRendezvousBench(
-                                    host, port, args.getInt("window", 2048), secret);
-                    int clients = args.getInt("clients", 9000);
-                    warmUpRendezvous(
-                            args.get("warm-up", "local"),
-                            bench,
-                            Math.min(clients, 2000),
-                            secret,
-                            args.getInt("window", 2048),
-                            args.getInt("timeout", 120));
-                    for (int r = 0; r < args.getInt("repeat", 3); ++r) {
-                        double s =
-                                bench.run(
-                                        clients,
-                                        Long.toString(System.nanoTime(), 36),
-                                        args.getInt("timeout", 120));
-                        System.out.printf("store-rendezvous clients=%d seconds=%.3f%n", clients, s);
-                        System.out.flush();
-                    }
-                    return 0;
-                case "store-ops":
-                    int k = args.getInt("clients", 16);
-                    int m = args.getInt("rounds", 500);
-                    for (int r = 0; r < args.getInt("repeat", 1); ++r) {
-                        double ops = StoreOpsBench.run(host, port, k, m);
-                        System.out.printf(
-                                "store-ops clients=%d rounds=%d ops_per_s=%.0f%n", k, m, ops);
-                        System.out.flush();
-                    }
-                    return 0;
-                case "collectives":
-                    return CollectivesBench.launch(
-                            args.getInt("world-size", 2),
-                            List.of(args.get("ops", "all_reduce,broadcast,all_gather").split(",")),
-                            parseSizes(args.get("sizes", "4K,1M,16M,64M")),
-                            args.get("transport", "auto"));
+
+        private void warmUp(StoreRendezvousBench bench, int n, String secret)
+                throws InterruptedException {
+            String runId = "warmup-" + System.nanoTime();
+            switch (warmUp) {
+                case NONE:
+                    return;
+                case SERVER:
+                    bench.run(n, runId, timeout);
+                    return;
                 default:
-                    throw new Args.UsageException(
-                            "unknown benchmark '" + args.positional().get(0) + "'");
+                    try (TcpStoreServer local =
+                            TcpStoreServer.builder()
+                                    .optHost("127.0.0.1")
+                                    .optSecret(secret)
+                                    .build()) {
+                        new StoreRendezvousBench("127.0.0.1", local.getPort(), window, secret)
+                                .run(n, runId, timeout);
+                    }
             }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return 1;
-        } catch (Exception e) {
-            if (e instanceof RuntimeException) {
-                throw (RuntimeException) e;
-            }
-            throw new IllegalStateException(e.getMessage(), e);
         }
     }
 
-    /** Parses sizes such as 4K, 1M, 64M or 4096 into bytes. */
-    static List<Long> parseSizes(String spec) {
-        List<Long> sizes = new ArrayList<>();
-        for (String s : spec.split(",")) {
-            String t = s.trim().toUpperCase(java.util.Locale.ROOT);
+    /** Where the rendezvous benchmark warms its JIT up (written in lower case on the line). */
+    enum WarmUp {
+        /** A private in-process server. */
+        LOCAL,
+        /** The measured server. */
+        SERVER,
+        /** No warm-up. */
+        NONE
+    }
+
+    /** {@code bench store-ops}: K Java clients doing M rounds of set/get/add. */
+    @Command(
+            name = "store-ops",
+            mixinStandardHelpOptions = true,
+            description = "K Java clients doing M rounds of set/get/add")
+    static final class StoreOps extends Server implements Callable<Integer> {
+
+        @Option(names = "--clients", paramLabel = "K", description = "clients; default 16")
+        int clients = 16;
+
+        @Option(names = "--rounds", paramLabel = "M", description = "rounds; default 500")
+        int rounds = 500;
+
+        @Option(names = "--repeat", paramLabel = "R", description = "measurements; default 1")
+        int repeat = 1;
+
+        /**
+         * Runs the measurements; blocks until they end.
+         *
+         * @return 0
+         * @throws Exception when a client fails
+         */
+        @Override
+        public Integer call() throws Exception {
+            for (int r = 0; r < repeat; ++r) {
+                double ops = StoreOpsBench.run(tcp.host(), tcp.port(), clients, rounds);
+                System.out.printf(
+                        "store-ops clients=%d rounds=%d ops_per_s=%.0f%n", clients, rounds, ops);
+                System.out.flush();
+            }
+            return 0;
+        }
+    }
+
+    /** {@code bench collectives}: N local ranks; nccl-tests style lines. */
+    @Command(
+            name = "collectives",
+            mixinStandardHelpOptions = true,
+            description = "N local ranks (one JVM and one thread each); nccl-tests style lines")
+    static final class Collectives implements Callable<Integer> {
+
+        @Option(
+                names = {"--world-size", "--world_size"},
+                paramLabel = "N",
+                description = "ranks; default 2")
+        int worldSize = 2;
+
+        @Option(
+                names = "--ops",
+                paramLabel = "OPS",
+                split = ",",
+                description =
+                        "all_reduce, broadcast, all_gather, reduce_scatter, all_to_all; default"
+                                + " all_reduce,broadcast,all_gather")
+        List<String> ops = List.of("all_reduce", "broadcast", "all_gather");
+
+        @Option(
+                names = "--sizes",
+                paramLabel = "SIZES",
+                split = ",",
+                converter = SizeConverter.class,
+                description = "message sizes such as 4096, 4K, 1M; default 4K,1M,16M,64M")
+        List<Long> sizes = List.of(4L << 10, 1L << 20, 16L << 20, 64L << 20);
+
+        @Option(
+                names = "--transport",
+                paramLabel = "KIND",
+                description = "auto (default), tcp or shm")
+        String transport = "auto";
+
+        /**
+         * Runs the benchmark; blocks until its ranks end.
+         *
+         * @return the ranks' exit status
+         * @throws Exception when a rank cannot be started or waited for
+         */
+        @Override
+        public Integer call() throws Exception {
+            return CollectivesBench.launch(worldSize, ops, sizes, transport);
+        }
+    }
+
+    /** Reads a size such as 4K, 1M, 64M or 4096 into bytes. */
+    static final class SizeConverter implements ITypeConverter<Long> {
+
+        /** {@inheritDoc} */
+        @Override
+        public Long convert(String s) {
+            String t = s.trim().toUpperCase(Locale.ROOT);
             long unit = 1;
             if (t.endsWith("K")) {
                 unit = 1L << 10;
@@ -160,12 +245,11 @@ final class BenchCommand {
             }
             String digits = unit == 1 ? t : t.substring(0, t.length() - 1);
             try {
-                sizes.add(Long.parseLong(digits) * unit);
+                return Long.parseLong(digits) * unit;
             } catch (NumberFormatException e) {
-                throw new Args.UsageException(
-                        "--sizes: '" + s + "' (expected: bytes such as 4096, 4K, 1M, 64M)");
+                throw new TypeConversionException(
+                        "'" + s + "' (expected: bytes such as 4096, 4K, 1M, 64M)");
             }
         }
-        return sizes;
     }
 }

@@ -15,10 +15,16 @@ package ai.djl.distributed.cli;
 
 import ai.djl.distributed.store.tcp.TcpStore;
 
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -29,15 +35,28 @@ import java.util.concurrent.TimeUnit;
  * thread here) joins, publishes its address, reads everyone else's and meets at a barrier, as the
  * ranks of a job do at start-up.
  */
-final class DemoCommand {
+@Command(
+        name = "demo",
+        mixinStandardHelpOptions = true,
+        description = "Starts a store server and N client threads that rendezvous on it.")
+final class DemoCommand implements Callable<Integer> {
 
-    private DemoCommand() {}
+    @Spec private CommandSpec spec;
 
-    static int run(List<String> argv) {
-        Args args = new Args(argv, Set.of("clients"));
-        int n = args.getInt("clients", 8);
+    @Option(names = "--clients", paramLabel = "N", description = "ranks (threads); default 8")
+    private int clients = 8;
+
+    /**
+     * Runs the demo; blocks until every rank has met (at most about a minute).
+     *
+     * @return 0
+     */
+    @Override
+    public Integer call() {
+        int n = clients;
         if (n < 1) {
-            throw new Args.UsageException("--clients: " + n + " (expected: at least 1)");
+            throw new ParameterException(
+                    spec.commandLine(), "--clients: " + n + " (expected: at least 1)");
         }
         long start = System.nanoTime();
         Duration timeout = Duration.ofSeconds(60);

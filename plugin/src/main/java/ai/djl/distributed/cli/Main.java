@@ -13,38 +13,36 @@
  */
 package ai.djl.distributed.cli;
 
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
+
+import java.io.PrintWriter;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.Callable;
 
-/** The entry point of {@code bin/djl-dist}: dispatches to a subcommand. */
-public final class Main {
+/**
+ * The entry point of {@code bin/djl-dist}: picocli dispatches to a subcommand, reads its options
+ * ({@code --name value} or {@code --name=value}) and writes {@code --help} for each.
+ */
+@Command(
+        name = "djl-dist",
+        mixinStandardHelpOptions = true,
+        versionProvider = Main.Version.class,
+        description =
+                "DJL Distributed's tools: a store server, a store client, a demo, benchmarks.",
+        subcommands = {
+            StoreServerCommand.class,
+            StoreCommand.class,
+            DemoCommand.class,
+            BenchCommand.class
+        },
+        footer = "exit status: 0 on success, 1 on failure, 2 on bad usage (3: store timeout)")
+public final class Main implements Callable<Integer> {
 
-    static final String USAGE =
-            String.join(
-                    "\n",
-                    "usage: djl-dist COMMAND [options]",
-                    "",
-                    "commands:",
-                    "  store-server --host H --port P [--world-size N] [--io-threads T] [--warm-up-ms 1500]"
-                            + " [--busy-poll-us 50]",
-                    "      a TcpStore server in the foreground; prints 'listening on H:P'",
-                    "  store (--tcp H:P | --file PATH) [--prefix P] [--timeout SECONDS] OP",
-                    "      OP: get KEY | set KEY VALUE | add KEY N | wait KEY... | check KEY...",
-                    "          | delete KEY | num-keys",
-                    "  demo [--clients N]",
-                    "      starts a store server and N client threads that rendezvous on it",
-                    "  bench store-rendezvous --tcp H:P --clients N [--repeat R] [--window W]"
-                            + " [--warm-up local|server|none]",
-                    "      N simultaneous raw clients: connect, add to a counter, wait for the last"
-                            + " (each authenticates first when DJL_DIST_STORE_SECRET is set)",
-                    "  bench store-ops --tcp H:P --clients K --rounds M",
-                    "      K Java clients doing M rounds of set/get/add",
-                    "  bench collectives --world-size N [--ops all_reduce,broadcast,all_gather,"
-                            + "reduce_scatter,all_to_all] [--sizes 4K,1M,16M,64M]"
-                            + " [--transport auto|tcp|shm]",
-                    "      N local ranks (one JVM and one thread each); nccl-tests style lines");
-
-    private Main() {}
+    @Spec private CommandSpec spec;
 
     /**
      * Runs a subcommand and exits with its status.
@@ -56,37 +54,53 @@ public final class Main {
     }
 
     /**
-     * Runs a subcommand.
+     * Runs a subcommand; blocks until it ends (a store server: until the JVM is stopped).
      *
      * @param args the command line
      * @return the exit status: 0 on success, 1 on failure, 2 on bad usage
      */
     public static int run(List<String> args) {
-        if (args.isEmpty() || args.get(0).equals("--help") || args.get(0).equals("-h")) {
-            System.out.println(USAGE);
-            return args.isEmpty() ? 2 : 0;
-        }
-        List<String> rest = args.subList(1, args.size());
-        try {
-            switch (args.get(0)) {
-                case "store-server":
-                    return StoreServerCommand.run(rest);
-                case "store":
-                    return StoreCommand.run(rest);
-                case "demo":
-                    return DemoCommand.run(rest);
-                case "bench":
-                    return BenchCommand.run(rest);
-                default:
-                    throw new Args.UsageException("unknown command '" + args.get(0) + "'");
-            }
-        } catch (Args.UsageException e) {
-            System.err.println("djl-dist: " + e.getMessage());
-            System.err.println(USAGE);
-            return 2;
-        } catch (RuntimeException e) {
-            System.err.println("djl-dist: " + e.getMessage());
-            return 1;
+        return commandLine().execute(args.toArray(new String[0]));
+    }
+
+    /**
+     * Builds the command: a failure in a subcommand prints one line, {@code djl-dist: message}, and
+     * exits with 1; bad usage prints picocli's message and the usage, and exits with 2.
+     *
+     * @return a new command line, not shared
+     */
+    static CommandLine commandLine() {
+        // enum values as written in the usage: --warm-up local
+        CommandLine cmd = new CommandLine(new Main()).setCaseInsensitiveEnumValuesAllowed(true);
+        cmd.setExecutionExceptionHandler(
+                (e, line, parsed) -> {
+                    PrintWriter err = line.getErr();
+                    err.println("djl-dist: " + e.getMessage());
+                    err.flush();
+                    return 1;
+                });
+        return cmd;
+    }
+
+    /**
+     * Without a subcommand: prints the usage.
+     *
+     * @return 2, bad usage
+     */
+    @Override
+    public Integer call() {
+        spec.commandLine().usage(System.out);
+        return 2;
+    }
+
+    /** The version {@code --version} prints: the plugin jar's. */
+    static final class Version implements CommandLine.IVersionProvider {
+
+        /** {@inheritDoc} */
+        @Override
+        public String[] getVersion() {
+            String v = Main.class.getPackage().getImplementationVersion();
+            return new String[] {"djl-dist " + (v == null ? "(development build)" : v)};
         }
     }
 }

@@ -13,67 +13,117 @@
  */
 package ai.djl.distributed.cli;
 
+import ai.djl.distributed.launch.Endpoint;
 import ai.djl.distributed.store.FileStore;
 import ai.djl.distributed.store.PrefixStore;
 import ai.djl.distributed.store.Store;
 import ai.djl.distributed.store.StoreTimeoutException;
 import ai.djl.distributed.store.tcp.TcpStore;
 
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
+import java.util.concurrent.Callable;
 
 /**
  * {@code djl-dist store}: one operation on a store, like redis-cli for a rendezvous. Keys are the
  * user's keys as a Python rank passes them; {@code get} writes the value's raw bytes to stdout.
  */
-final class StoreCommand {
+@Command(
+        name = "store",
+        mixinStandardHelpOptions = true,
+        description = "One operation on a store.",
+        footer = {
+            "OP: get KEY | set KEY VALUE | add KEY N | wait KEY... | check KEY... | delete KEY"
+                    + " | num-keys",
+            "exit status 3 when the operation timed out"
+        })
+final class StoreCommand implements Callable<Integer> {
 
-    private StoreCommand() {}
+    @Spec private CommandSpec spec;
 
-    static int run(List<String> argv) {
-        Args args = new Args(argv, Set.of("tcp", "file", "prefix", "timeout"));
-        List<String> words = args.positional();
-        if (words.isEmpty()) {
-            throw new Args.UsageException("store needs an operation");
+    @ArgGroup(multiplicity = "1")
+    private Where where;
+
+    @Option(names = "--prefix", paramLabel = "P", description = "the keys' prefix (PrefixStore)")
+    private String prefix;
+
+    @Option(
+            names = "--timeout",
+            paramLabel = "SECONDS",
+            description = "longest wait of the operation; default 300")
+    private double timeoutSeconds = 300;
+
+    @Parameters(index = "0", paramLabel = "OP", description = "the operation")
+    private String op;
+
+    @Parameters(index = "1..*", paramLabel = "OPERAND", description = "its keys and values")
+    private List<String> operands = new ArrayList<>();
+
+    /** Exactly one store: a TCP server or a file. */
+    static final class Where {
+
+        @Option(
+                names = "--tcp",
+                paramLabel = "H:P",
+                required = true,
+                converter = EndpointConverter.class,
+                description = "a TcpStore server")
+        Endpoint tcp;
+
+        @Option(names = "--file", paramLabel = "PATH", required = true, description = "a FileStore")
+        Path file;
+    }
+
+    /**
+     * Runs the operation; blocks until it ends or times out.
+     *
+     * @return 0 on success; 1 when {@code check} finds a key missing; 3 on a timeout
+     */
+    @Override
+    public Integer call() {
+        if (!(timeoutSeconds > 0)) {
+            throw usage(
+                    "--timeout: " + timeoutSeconds + " (expected: a positive number of seconds)");
         }
-        Duration timeout = Duration.ofMillis((long) (args.getDouble("timeout", 300) * 1000));
-        try (Store base = open(args, timeout)) {
-            Store store = args.has("prefix") ? new PrefixStore(args.get("prefix", ""), base) : base;
+        Duration timeout = Duration.ofMillis((long) (timeoutSeconds * 1000));
+        try (Store base = open(timeout)) {
+            Store store = prefix != null ? new PrefixStore(prefix, base) : base;
             store.setTimeout(timeout);
-            return apply(store, words.get(0), words.subList(1, words.size()));
+            return apply(store, op, operands);
         } catch (StoreTimeoutException e) {
             System.err.println("djl-dist store: " + e.getMessage());
             return 3;
         }
     }
 
-    private static Store open(Args args, Duration timeout) {
-        if (args.has("tcp") == args.has("file")) {
-            throw new Args.UsageException("store needs exactly one of --tcp H:P and --file PATH");
+    private Store open(Duration timeout) {
+        if (where.file != null) {
+            return new FileStore(where.file);
         }
-        if (args.has("file")) {
-            return new FileStore(Path.of(args.get("file", "")));
-        }
-        String endpoint = args.get("tcp", "");
-        int colon = endpoint.lastIndexOf(':');
-        if (colon <= 0) {
-            throw new Args.UsageException("--tcp: '" + endpoint + "' (expected: HOST:PORT)");
-        }
-        int port;
-        try {
-            port = Integer.parseInt(endpoint.substring(colon + 1));
-        } catch (NumberFormatException e) {
-            throw new Args.UsageException("--tcp: '" + endpoint + "' (expected: HOST:PORT)");
-        }
-        String host = endpoint.substring(0, colon).replace("[", "").replace("]", "");
-        return TcpStore.builder().setHost(host).setPort(port).optTimeout(timeout).build();
+        return TcpStore.builder()
+                .setHost(where.tcp.host())
+                .setPort(where.tcp.port())
+                .optTimeout(timeout)
+                .build();
     }
 
-    private static int apply(Store store, String op, List<String> operands) {
+    private ParameterException usage(String message) {
+        return new ParameterException(spec.commandLine(), message);
+    }
+
+    private int apply(Store store, String op, List<String> operands) {
         switch (op) {
             case "get":
                 arity(op, operands, 1);
@@ -95,8 +145,7 @@ final class StoreCommand {
                 try {
                     delta = Long.parseLong(operands.get(1));
                 } catch (NumberFormatException e) {
-                    throw new Args.UsageException(
-                            "add: '" + operands.get(1) + "' (expected: an integer)");
+                    throw usage("add: '" + operands.get(1) + "' (expected: an integer)");
                 }
                 System.out.println(store.add(operands.get(0), delta));
                 return 0;
@@ -118,19 +167,19 @@ final class StoreCommand {
                 System.out.println(store.numKeys());
                 return 0;
             default:
-                throw new Args.UsageException("unknown store operation '" + op + "'");
+                throw usage("unknown store operation '" + op + "'");
         }
     }
 
-    private static void arity(String op, List<String> operands, int n) {
+    private void arity(String op, List<String> operands, int n) {
         if (operands.size() != n) {
-            throw new Args.UsageException(op + " takes " + n + " operand(s), got " + operands);
+            throw usage(op + " takes " + n + " operand(s), got " + operands);
         }
     }
 
-    private static void atLeastOne(String op, List<String> operands) {
+    private void atLeastOne(String op, List<String> operands) {
         if (operands.isEmpty()) {
-            throw new Args.UsageException(op + " takes at least one key");
+            throw usage(op + " takes at least one key");
         }
     }
 }

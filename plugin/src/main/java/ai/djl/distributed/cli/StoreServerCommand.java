@@ -16,48 +16,79 @@ package ai.djl.distributed.cli;
 import ai.djl.distributed.store.tcp.NettyTransport;
 import ai.djl.distributed.store.tcp.TcpStoreServer;
 
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
 import java.time.Duration;
-import java.util.List;
-import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 
 /** {@code djl-dist store-server}: a standalone TcpStore server, until killed or interrupted. */
-final class StoreServerCommand {
+@Command(
+        name = "store-server",
+        mixinStandardHelpOptions = true,
+        description = "A TcpStore server in the foreground; prints 'listening on H:P'.")
+final class StoreServerCommand implements Callable<Integer> {
 
-    private StoreServerCommand() {}
+    @Spec private CommandSpec spec;
 
-    static int run(List<String> argv) {
-        Args args =
-                new Args(
-                        argv,
-                        Set.of(
-                                "host",
-                                "port",
-                                "world-size",
-                                "io-threads",
-                                "warm-up-ms",
-                                "busy-poll-us"));
-        if (!args.positional().isEmpty()) {
-            throw new Args.UsageException("store-server takes no words: " + args.positional());
+    @Option(names = "--host", paramLabel = "H", description = "address to bind; default 0.0.0.0")
+    private String host = "0.0.0.0";
+
+    @Option(
+            names = "--port",
+            paramLabel = "P",
+            description = "port; 0 for a free one; default 29500")
+    private int port = 29500;
+
+    @Option(
+            names = {"--world-size", "--world_size"},
+            paramLabel = "N",
+            description = "print 'all N workers joined' once N clients have joined")
+    private Integer worldSize;
+
+    @Option(
+            names = {"--io-threads", "--io_threads"},
+            paramLabel = "T",
+            description = "Netty event-loop threads; default: the server's own choice")
+    private Integer ioThreads;
+
+    @Option(
+            names = {"--warm-up-ms", "--warm_up_ms"},
+            paramLabel = "MS",
+            description = "warm-up of the request path before listening; default 1500")
+    private int warmUpMs = (int) TcpStoreServer.DEFAULT_WARM_UP.toMillis();
+
+    @Option(
+            names = {"--busy-poll-us", "--busy_poll_us"},
+            paramLabel = "US",
+            description = "busy polling of the sockets, in microseconds; default: none")
+    private Integer busyPollUs;
+
+    /**
+     * Serves until the JVM is stopped; blocks until then.
+     *
+     * @return 0
+     */
+    @Override
+    public Integer call() {
+        if (worldSize != null && worldSize < 1) {
+            throw new ParameterException(
+                    spec.commandLine(), "--world-size: " + worldSize + " (expected: at least 1)");
         }
-        String host = args.get("host", "0.0.0.0");
-        TcpStoreServer.Builder builder =
-                TcpStoreServer.builder().optHost(host).optPort(args.getInt("port", 29500));
-        if (args.has("io-threads")) {
-            builder.optIoThreads(args.getInt("io-threads", 1));
+        TcpStoreServer.Builder builder = TcpStoreServer.builder().optHost(host).optPort(port);
+        if (ioThreads != null) {
+            builder.optIoThreads(ioThreads);
         }
         // a fresh standalone server is at full speed from its first request (TcpStoreServer)
-        builder.optWarmUp(
-                Duration.ofMillis(
-                        args.getInt(
-                                "warm-up-ms", (int) TcpStoreServer.DEFAULT_WARM_UP.toMillis())));
-        if (args.has("busy-poll-us")) {
-            builder.optBusyPoll(Duration.ofNanos(1000L * args.getInt("busy-poll-us", 0)));
+        builder.optWarmUp(Duration.ofMillis(warmUpMs));
+        if (busyPollUs != null) {
+            builder.optBusyPoll(Duration.ofNanos(1000L * busyPollUs));
         }
-        int worldSize = args.getInt("world-size", 0);
-        if (args.has("world-size") && worldSize < 1) {
-            throw new Args.UsageException("--world-size: " + worldSize + " (expected: at least 1)");
-        }
+        int expected = worldSize == null ? 0 : worldSize;
         TcpStoreServer server = builder.build();
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime()
@@ -78,12 +109,12 @@ final class StoreServerCommand {
                         + ")");
         System.out.flush();
         try {
-            if (worldSize > 0) {
-                while (server.joinedWorkers() < worldSize && !server.isClosed()) {
+            if (expected > 0) {
+                while (server.joinedWorkers() < expected && !server.isClosed()) {
                     Thread.sleep(10);
                 }
-                if (server.joinedWorkers() >= worldSize) {
-                    System.out.println("all " + worldSize + " workers joined");
+                if (server.joinedWorkers() >= expected) {
+                    System.out.println("all " + expected + " workers joined");
                     System.out.flush();
                 }
             }

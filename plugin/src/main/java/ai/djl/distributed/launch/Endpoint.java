@@ -15,11 +15,12 @@ package ai.djl.distributed.launch;
 
 /**
  * A host and a port, as written on a command line: {@code host:port}, or {@code [v6-address]:port}.
+ * Immutable; shared by the launcher and {@code bin/djl-dist}.
  *
  * @param host the host name or address, without brackets
  * @param port the port
  */
-record Endpoint(String host, int port) {
+public record Endpoint(String host, int port) {
 
     /**
      * Parses {@code host:port}.
@@ -30,7 +31,7 @@ record Endpoint(String host, int port) {
      * @throws IllegalArgumentException naming the text if it is not {@code HOST:PORT} with a port
      *     from 1 to 65535
      */
-    static Endpoint parse(String name, String text) {
+    public static Endpoint parse(String name, String text) {
         int colon = text.lastIndexOf(':');
         if (colon <= 0 || colon < text.lastIndexOf(']') || colon == text.length() - 1) {
             throw new IllegalArgumentException(

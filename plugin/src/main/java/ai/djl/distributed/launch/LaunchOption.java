@@ -13,13 +13,16 @@
  */
 package ai.djl.distributed.launch;
 
+import picocli.CommandLine.Model.OptionSpec;
+
 import java.util.Locale;
 import java.util.Optional;
 
 /**
- * The options of {@code bin/djlrun}, named as torchrun names them. Each option may also come from
- * an environment variable, as torchrun's do ({@code PET_NPROC_PER_NODE}, ...): the command line
- * wins over the variable, which wins over the default.
+ * The options of {@code bin/djlrun}, named as torchrun names them ({@code --nproc-per-node} and
+ * {@code --nproc_per_node}): the table from which {@link LaunchCommandLine} builds picocli's
+ * command. Each option may also come from an environment variable, as torchrun's do ({@code
+ * PET_NPROC_PER_NODE}, ...): the command line wins over the variable, which wins over the default.
  */
 enum LaunchOption {
     NPROC_PER_NODE(
@@ -75,9 +78,6 @@ enum LaunchOption {
                     + " default '[rank${rank}]: ', '' for none"),
     STANDALONE("standalone", null, "one node on a free port: the default with --nnodes 1"),
     HELP("help", null, "prints this help");
-
-    private static final int HELP_COLUMN = 30;
-    private static final int WIDTH = 100;
 
     private final String name;
     private final String metavar;
@@ -145,34 +145,36 @@ enum LaunchOption {
     }
 
     /**
-     * Returns one line of the usage text.
+     * Describes the option for picocli: its dashed name and, for a multi-word name, torchrun's
+     * underscore spelling too; a value as a string, read by {@link OptionValues}.
      *
-     * @return e.g. {@code " --nnodes N number of nodes..."}
+     * @return the option's picocli description, not shared
      */
-    String usageLine() {
-        String left = "  --" + name + (metavar == null ? "" : " " + metavar);
+    OptionSpec spec() {
+        String dashed = "--" + name;
+        String underscored = dashed.substring(0, 2) + name.replace('-', '_');
+        String[] names =
+                this == HELP
+                        ? new String[] {"-h", dashed}
+                        : dashed.equals(underscored)
+                                ? new String[] {dashed}
+                                : new String[] {dashed, underscored};
         String text = help + environmentVariable().map(v -> " [$" + v + "]").orElse("");
-        StringBuilder out = new StringBuilder(left);
-        int column = left.length();
-        if (column >= HELP_COLUMN) {
-            out.append('\n');
-            column = 0;
+        OptionSpec.Builder b = OptionSpec.builder(names).description(text).usageHelp(this == HELP);
+        if (metavar == null) {
+            return b.arity("0").type(boolean.class).build();
         }
-        for (String word : text.split(" ")) {
-            if (column > HELP_COLUMN && column + 1 + word.length() > WIDTH) {
-                out.append('\n');
-                column = 0;
-            }
-            if (column < HELP_COLUMN) {
-                out.append(" ".repeat(HELP_COLUMN - column));
-                column = HELP_COLUMN;
-            } else {
-                out.append(' ');
-                ++column;
-            }
-            out.append(word);
-            column += word.length();
-        }
-        return out.toString();
+        return b.arity("1").type(String.class).paramLabel(metavar).build();
+    }
+
+    /**
+     * Finds the option a picocli option describes.
+     *
+     * @param spec an option made by {@link #spec()}
+     * @return the option
+     */
+    static LaunchOption of(OptionSpec spec) {
+        return byName(spec.longestName().replaceFirst("^-+", ""))
+                .orElseThrow(() -> new IllegalArgumentException("not a djlrun option: " + spec));
     }
 }

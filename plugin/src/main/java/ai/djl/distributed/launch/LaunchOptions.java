@@ -13,13 +13,12 @@
  */
 package ai.djl.distributed.launch;
 
+import picocli.CommandLine.ParseResult;
+
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Collectors;
 
 /**
  * The validated command line of {@code bin/djlrun}: {@code djlrun [options] TARGET [args]}. Options
@@ -75,7 +74,7 @@ record LaunchOptions(
     static final int DEFAULT_RDZV_TIMEOUT_SECONDS = 600;
 
     /** The usage text printed by {@code --help}. */
-    static final String USAGE = usage();
+    static final String USAGE = LaunchCommandLine.usage();
 
     /**
      * Checks the options against each other.
@@ -123,18 +122,15 @@ record LaunchOptions(
      * TARGET).
      *
      * @param args the command line
-     * @return {@code true} if the usage should be printed
+     * @return {@code true} if the usage should be printed; {@code false} also when the command line
+     *     cannot be read, which {@link #parse} then reports
      */
     static boolean wantsHelp(List<String> args) {
-        for (String a : args) {
-            if (a.equals("-h") || a.equals("--help")) {
-                return true;
-            }
-            if (a.equals("--") || !a.startsWith("-")) {
-                return false;
-            }
+        try {
+            return LaunchCommandLine.parse(args, Map.of()).isUsageHelpRequested();
+        } catch (IllegalArgumentException e) {
+            return false;
         }
-        return false;
     }
 
     /**
@@ -146,11 +142,11 @@ record LaunchOptions(
      * @throws IllegalArgumentException naming the first bad option, its value and what was expected
      */
     static LaunchOptions parse(List<String> args, Map<String, String> env) {
-        Map<LaunchOption, String> raw = new EnumMap<>(LaunchOption.class);
-        int i = readOptions(args, raw);
-        String target = i < args.size() ? args.get(i) : null;
-        List<String> targetArgs = i < args.size() ? args.subList(i + 1, args.size()) : List.of();
-        OptionValues v = new OptionValues(raw, env);
+        ParseResult parsed = LaunchCommandLine.parse(args, env);
+        List<String> rest = parsed.matchedPositionalValue(0, List.<String>of());
+        String target = rest.isEmpty() ? null : rest.get(0);
+        List<String> targetArgs = rest.isEmpty() ? List.of() : rest.subList(1, rest.size());
+        OptionValues v = new OptionValues(parsed);
         int nnodes = v.nnodes();
         Endpoint rdzv = v.endpoint(LaunchOption.RDZV_ENDPOINT);
         if (v.has(LaunchOption.STANDALONE) && (nnodes > 1 || rdzv != null)) {
@@ -180,90 +176,5 @@ record LaunchOptions(
                 jvmOpts.isEmpty() ? List.of() : Arrays.asList(jvmOpts.split("\\s+")),
                 v.string(LaunchOption.CLASSPATH, null),
                 prefix);
-    }
-
-    // Reads the options before TARGET into raw; returns TARGET's index.
-    private static int readOptions(List<String> args, Map<LaunchOption, String> raw) {
-        int i = 0;
-        while (i < args.size()) {
-            String a = args.get(i);
-            if (a.equals("--")) {
-                return i + 1;
-            }
-            if (!a.startsWith("-") || a.equals("-")) {
-                return i;
-            }
-            i = readOption(args, i, raw);
-        }
-        return i;
-    }
-
-    // Reads the option at args[i] (--name value, --name=value, or a flag); returns the next index.
-    private static int readOption(List<String> args, int i, Map<LaunchOption, String> raw) {
-        String a = args.get(i);
-        String name = a.startsWith("--") ? a.substring(2) : a.substring(1);
-        String value = null;
-        int eq = name.indexOf('=');
-        if (eq >= 0) {
-            value = name.substring(eq + 1);
-            name = name.substring(0, eq);
-        }
-        String given = name;
-        LaunchOption option =
-                LaunchOption.byName(a.startsWith("--") ? name : "")
-                        .orElseThrow(
-                                () ->
-                                        new IllegalArgumentException(
-                                                "unknown option "
-                                                        + a
-                                                        + " (expected one of "
-                                                        + optionNames()
-                                                        + ", then TARGET)"));
-        if (!option.takesValue()) {
-            if (value != null) {
-                throw new IllegalArgumentException(
-                        "--" + given + ": takes no value (got '" + value + "')");
-            }
-            raw.put(option, "true");
-            return i + 1;
-        }
-        int next = i + 1;
-        if (value == null) {
-            if (next >= args.size()) {
-                throw new IllegalArgumentException(
-                        "--" + given + ": missing value (expected: " + a + " VALUE)");
-            }
-            value = args.get(next++);
-        }
-        raw.put(option, value);
-        return next;
-    }
-
-    private static String optionNames() {
-        return Arrays.stream(LaunchOption.values())
-                .map(o -> "--" + o.optionName())
-                .collect(Collectors.joining(", "));
-    }
-
-    private static String usage() {
-        List<String> lines = new ArrayList<>();
-        lines.add("usage: djlrun [options] TARGET [args...]");
-        lines.add("");
-        lines.add(
-                "Starts --nproc-per-node worker JVMs running TARGET's main(args) with torchrun's");
-        lines.add("environment (RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, ...).");
-        lines.add(
-                "TARGET: a main class, or an example: "
-                        + String.join(", ", Targets.EXAMPLES.keySet()));
-        lines.add("");
-        lines.add("options (also --name=value, and torchrun's --name_with_underscores):");
-        for (LaunchOption o : LaunchOption.values()) {
-            lines.add(o.usageLine());
-        }
-        lines.add("");
-        lines.add("exit status: 0 when every worker succeeded; 1 when a worker failed (the");
-        lines.add("message names its rank, exit code and time) or the nodes could not meet;");
-        lines.add("2 on bad usage; 128+N when the launcher was stopped by signal N.");
-        return String.join("\n", lines);
     }
 }

@@ -13,28 +13,26 @@
  */
 package ai.djl.distributed.launch;
 
+import picocli.CommandLine.ParseResult;
+
 import java.time.Duration;
-import java.util.Map;
 
 /**
- * The raw values of the options, from the command line or else from their environment variables,
- * read as numbers, durations and endpoints. Every message names where the value came from ({@code
- * --nnodes} or {@code $PET_NNODES}), the value and what was expected.
+ * The values of the options, from the command line or else from their environment variables (as
+ * picocli filled them in), read as numbers, durations and endpoints. Every message names where the
+ * value came from ({@code --nnodes} or {@code $PET_NNODES}), the value and what was expected.
  */
 final class OptionValues {
 
-    private final Map<LaunchOption, String> given;
-    private final Map<String, String> env;
+    private final ParseResult parsed;
 
     /**
      * Creates the reader.
      *
-     * @param given the values given on the command line
-     * @param env the environment, read for options the command line lacks
+     * @param parsed the command line as picocli read it, the environment's values filled in
      */
-    OptionValues(Map<LaunchOption, String> given, Map<String, String> env) {
-        this.given = given;
-        this.env = env;
+    OptionValues(ParseResult parsed) {
+        this.parsed = parsed;
     }
 
     /**
@@ -44,8 +42,8 @@ final class OptionValues {
      * @return {@code true} if it has a value
      */
     boolean has(LaunchOption option) {
-        return given.containsKey(option)
-                || option.environmentVariable().map(env::get).filter(s -> !s.isEmpty()).isPresent();
+        Object v = value(option);
+        return v != null && !Boolean.FALSE.equals(v);
     }
 
     /**
@@ -56,14 +54,13 @@ final class OptionValues {
      * @return the command line's value, else the variable's, else the default
      */
     String string(LaunchOption option, String fallback) {
-        String v = given.get(option);
-        if (v != null) {
-            return v;
-        }
-        return option.environmentVariable()
-                .map(env::get)
-                .filter(s -> !s.isEmpty())
-                .orElse(fallback);
+        Object v = value(option);
+        return v == null ? fallback : v.toString();
+    }
+
+    // picocli's value: the command line's, else the environment's (its default), else null
+    private Object value(LaunchOption option) {
+        return parsed.commandSpec().findOption(option.optionName()).getValue();
     }
 
     /**
@@ -186,10 +183,7 @@ final class OptionValues {
     }
 
     private String source(LaunchOption option) {
-        if (given.containsKey(option)) {
-            return "--" + option.optionName();
-        }
-        return option.environmentVariable().map(n -> "$" + n).orElse("--" + option.optionName());
+        return LaunchCommandLine.source(parsed, option);
     }
 
     private static String range(int min, int max) {

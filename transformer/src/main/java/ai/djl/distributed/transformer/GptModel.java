@@ -13,6 +13,8 @@
  */
 package ai.djl.distributed.transformer;
 
+import ai.djl.distributed.staged.Stage;
+import ai.djl.distributed.staged.StagedBlock;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.NDManager;
@@ -42,8 +44,12 @@ import java.util.List;
  *
  * <p>It trains like any DJL block ({@code Model.setBlock}, {@code Trainer}, a {@link CausalLmLoss})
  * and generates through {@link #forwardCached} with a {@link KvCache}.
+ *
+ * <p>Its {@linkplain #getStages() stages} are the embedding, each block, and the head (final
+ * LayerNorm and the tied projection): the form fully sharded data parallelism runs block by block.
+ * The token embedding belongs to the first and the last stage.
  */
-public final class GptModel extends AbstractBlock {
+public final class GptModel extends AbstractBlock implements StagedBlock {
 
     private static final byte VERSION = 1;
     private static final float INIT_STD = 0.02f;
@@ -53,6 +59,7 @@ public final class GptModel extends AbstractBlock {
     private final Parameter positionEmbedding;
     private final List<GptBlock> blocks;
     private final LayerNorm lnFinal;
+    private final List<Stage> stages;
 
     /**
      * Creates an uninitialised model; DJL initialises it ({@code Trainer.initialize} or {@link
@@ -91,6 +98,44 @@ public final class GptModel extends AbstractBlock {
             block.attention().outputProjection().setInitializer(residual, Parameter.Type.WEIGHT);
             block.mlp().outputProjection().setInitializer(residual, Parameter.Type.WEIGHT);
         }
+        stages = Collections.unmodifiableList(buildStages());
+    }
+
+    private List<Stage> buildStages() {
+        List<Stage> list = new ArrayList<>();
+        list.add(
+                Stage.of(
+                        "embed",
+                        List.of(tokenEmbedding, positionEmbedding),
+                        (ps, in, training) -> {
+                            NDArray tokens = in.head();
+                            checkLength(tokens, 0);
+                            return new NDList(embed(ps, tokens, 0, training));
+                        }));
+        for (int i = 0; i < blocks.size(); i++) {
+            GptBlock block = blocks.get(i);
+            int layer = i;
+            list.add(
+                    Stage.of(
+                            "block" + i,
+                            block,
+                            (ps, in, training) -> {
+                                NDArray x = in.head();
+                                int n = (int) x.getShape().get(1);
+                                NDArray mask =
+                                        Ops.causalMask(x.getManager(), n, 0, x.getDataType());
+                                return new NDList(block.apply(ps, x, mask, training, null, layer));
+                            }));
+        }
+        List<Parameter> headParams = new ArrayList<>();
+        lnFinal.getParameters().forEach(p -> headParams.add(p.getValue()));
+        headParams.add(tokenEmbedding);
+        list.add(
+                Stage.of(
+                        "head",
+                        headParams,
+                        (ps, in, training) -> new NDList(head(ps, in.head(), training))));
+        return list;
     }
 
     /**
@@ -100,6 +145,18 @@ public final class GptModel extends AbstractBlock {
      */
     public GptConfig getConfig() {
         return config;
+    }
+
+    /**
+     * Returns the stages: {@code embed} (token ids to the embedded sequence), {@code block0} to
+     * {@code block<layers-1>}, and {@code head} (to logits); each passes one array, {@code (batch,
+     * time, width)}, to the next.
+     *
+     * @return the stages, in order
+     */
+    @Override
+    public List<Stage> getStages() {
+        return stages;
     }
 
     /** {@inheritDoc} */

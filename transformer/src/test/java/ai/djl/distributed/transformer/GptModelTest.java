@@ -17,8 +17,10 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.djl.Model;
+import ai.djl.distributed.staged.Stage;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.NDManager;
@@ -29,6 +31,8 @@ import ai.djl.training.ParameterStore;
 import ai.djl.util.Pair;
 
 import org.junit.jupiter.api.Test;
+
+import java.util.List;
 
 class GptModelTest {
 
@@ -41,6 +45,35 @@ class GptModelTest {
                 NDArray logits = forward(model, TestModels.randomTokens(m, 3, t, 13, t));
                 assertEquals(new Shape(3, t, config.getVocabSize()), logits.getShape());
                 assertEquals(DataType.FLOAT32, logits.getDataType());
+            }
+        }
+    }
+
+    @Test
+    void theStagesRunInOrderGiveTheForwardPass() {
+        GptConfig config = TestModels.small();
+        try (Model model = TestModels.newModel(config, 3, DataType.FLOAT32);
+                NDManager m = NDManager.newBaseManager()) {
+            GptModel gpt = (GptModel) model.getBlock();
+            NDArray tokens = TestModels.randomTokens(m, 2, 6, 13, 4);
+            NDArray whole = forward(model, tokens);
+            List<Stage> stages = gpt.getStages();
+            assertEquals(config.getLayers() + 2, stages.size());
+            ParameterStore ps = new ParameterStore(m, false);
+            NDList h = new NDList(tokens);
+            for (Stage s : stages) {
+                h = s.forward(ps, h, false);
+            }
+            assertArrayEquals(whole.toFloatArray(), h.singletonOrThrow().toFloatArray());
+            // The tied token embedding belongs to the first and the last stage, and every
+            // parameter to some stage.
+            Parameter embedding = stages.get(0).getParameters().get(0);
+            assertEquals("tokenEmbedding", embedding.getName());
+            assertTrue(stages.get(stages.size() - 1).getParameters().contains(embedding));
+            for (Pair<String, Parameter> p : gpt.getParameters()) {
+                assertTrue(
+                        stages.stream().anyMatch(s -> s.getParameters().contains(p.getValue())),
+                        p.getKey());
             }
         }
     }

@@ -11,11 +11,9 @@
  * or implied. See the License for the specific language governing permissions and limitations under
  * the License.
  */
-package ai.djl.distributed.ddp;
+package ai.djl.distributed.parallel;
 
 import ai.djl.Device;
-import ai.djl.distributed.parallel.RankAverages;
-import ai.djl.distributed.parallel.RankZeroListener;
 import ai.djl.nn.Parameter;
 import ai.djl.training.Trainer;
 import ai.djl.training.TrainingConfig;
@@ -31,14 +29,17 @@ import ai.djl.util.PairList;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
+import java.util.function.Consumer;
 import java.util.function.Predicate;
 
 /**
- * The user's training configuration as a DDP trainer sees it: one device, evaluators and loss
- * averaged over ranks for reporting, a listener of its own first, and on ranks other than 0 none of
- * DJL's listeners that print or write files nor the user's {@link RankZeroListener}s.
+ * The user's training configuration as a data-parallel trainer (DDP, FSDP) sees it: one device,
+ * evaluators and loss averaged over ranks for reporting, a listener of its own first, and on ranks
+ * other than 0 none of DJL's listeners that print or write files nor the user's {@link
+ * RankZeroListener}s. Immutable once built; the averages are collectives run at each epoch's end on
+ * the training thread.
  */
-final class DdpTrainingConfig implements TrainingConfig {
+public final class DataParallelConfig implements TrainingConfig {
 
     private final TrainingConfig config;
     private final Device device;
@@ -46,9 +47,27 @@ final class DdpTrainingConfig implements TrainingConfig {
     private final Loss loss;
     private final List<Evaluator> evaluators = new ArrayList<>();
     private final List<TrainingListener> listeners = new ArrayList<>();
+    private final Consumer<Trainer> beforeEpochAverages;
 
-    DdpTrainingConfig(
-            TrainingConfig config, Device device, RankAverages averages, int rank, int worldSize) {
+    /**
+     * Wraps a user's configuration.
+     *
+     * @param config the user's configuration; read, not changed
+     * @param device the one device this rank trains on
+     * @param averages averages evaluators and loss over the ranks
+     * @param rank this rank
+     * @param worldSize the number of ranks
+     * @param beforeEpochAverages runs at each epoch's end before the averages (a trainer finishing
+     *     deferred updates, say)
+     */
+    public DataParallelConfig(
+            TrainingConfig config,
+            Device device,
+            RankAverages averages,
+            int rank,
+            int worldSize,
+            Consumer<Trainer> beforeEpochAverages) {
+        this.beforeEpochAverages = beforeEpochAverages;
         this.config = config;
         this.device = device;
         this.averages = averages;
@@ -60,7 +79,12 @@ final class DdpTrainingConfig implements TrainingConfig {
         listeners.addAll(RankZeroListener.select(config.getTrainingListeners(), rank, worldSize));
     }
 
-    RankAverages getAverages() {
+    /**
+     * Returns the averages over ranks the evaluators and loss report through.
+     *
+     * @return the averages
+     */
+    public RankAverages getAverages() {
         return averages;
     }
 
@@ -115,9 +139,7 @@ final class DdpTrainingConfig implements TrainingConfig {
         /** {@inheritDoc} */
         @Override
         public void onEpoch(Trainer trainer) {
-            if (trainer instanceof DistributedDataParallel) {
-                ((DistributedDataParallel) trainer).finishPendingUpdates();
-            }
+            beforeEpochAverages.accept(trainer);
             averages.average(
                     trainer.getManager(),
                     EvaluatorTrainingListener.TRAIN_EPOCH,

@@ -1,0 +1,131 @@
+/*
+ * Copyright 2026 The DJL Distributed Authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+ * in compliance with the License. You may obtain a copy of the License at
+ *
+ * http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the License
+ * is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express
+ * or implied. See the License for the specific language governing permissions and limitations under
+ * the License.
+ */
+package ai.djl.distributed.examples;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/** The examples' command-line reading, as OptionPairsTest checked it before picocli. */
+class ExampleCommandLineTest {
+
+    /** Records each option as picocli hands it over, in order. */
+    static final class Seen {
+
+        final List<String> seen = new ArrayList<>();
+
+        @Option(names = "--epochs")
+        void epochs(String v) {
+            seen.add("--epochs=" + v);
+        }
+
+        @Option(names = "--quiet")
+        void quiet(boolean v) {
+            seen.add("--quiet=null");
+        }
+
+        @Option(names = "--lr")
+        void lr(String v) {
+            seen.add("--lr=" + v);
+        }
+
+        @Option(names = "--prompt")
+        void prompt(String v) {
+            seen.add("--prompt=" + v);
+        }
+
+        @Option(names = "--seed")
+        void seed(String v) {
+            seen.add("--seed=" + v);
+        }
+    }
+
+    private static List<String> parse(String... args) {
+        return ExampleCommandLine.parse(new Seen(), "usage: test [options]", args).seen;
+    }
+
+    @Test
+    void pairsFlagsAndEqualSignsAreReadInOrder() {
+        assertEquals(
+                List.of("--epochs=3", "--quiet=null", "--lr=0.5", "--prompt=a=b", "--seed=--7"),
+                parse("--epochs", "3", "--quiet", "--lr=0.5", "--prompt=a=b", "--seed", "--7"));
+        assertEquals(List.of(), parse());
+    }
+
+    @Test
+    void aMissingValueAndAFlagWithOneAreRefused() {
+        assertEquals(
+                "--epochs: missing value (expected: --epochs VALUE)",
+                assertThrows(IllegalArgumentException.class, () -> parse("--quiet", "--epochs"))
+                        .getMessage());
+        assertEquals(
+                "--quiet: takes no value (got 'yes')",
+                assertThrows(IllegalArgumentException.class, () -> parse("--quiet=yes"))
+                        .getMessage());
+    }
+
+    @Test
+    void anUnknownOptionIsNamedAboveTheGeneratedUsage() {
+        String m =
+                assertThrows(IllegalArgumentException.class, () -> parse("--bogus", "1"))
+                        .getMessage();
+        assertTrue(m.startsWith("unknown option: --bogus\nusage: test [options]\n"), m);
+        assertTrue(m.contains("--epochs"), m);
+    }
+
+    /** An example that reuses the GPT options, as fsdp_basics will, and adds one of its own. */
+    static final class WithStrategy {
+
+        @Mixin GptTrainOptions gpt = new GptTrainOptions();
+
+        @Option(names = "--strategy")
+        String strategy = "full";
+    }
+
+    @Test
+    void theGptOptionsMixIntoAnotherExample() {
+        WithStrategy o =
+                ExampleCommandLine.parse(
+                        new WithStrategy(),
+                        "usage: test [options]",
+                        "--batch=8",
+                        "--strategy",
+                        "shard",
+                        "--preset",
+                        "TINY");
+        o.gpt.check();
+        assertEquals(8, o.gpt.batch);
+        assertEquals("tiny", o.gpt.preset); // check() lower-cases it
+        assertEquals("shard", o.strategy);
+        assertEquals(2e-3f, o.gpt.lr); // the GPT defaults stay
+        String usage = ExampleCommandLine.usage(new WithStrategy(), "usage: test [options]");
+        assertTrue(usage.contains("--strategy") && usage.contains("--final-eval-batches"), usage);
+        assertEquals(
+                "--batch: x (expected: a number)",
+                assertThrows(
+                                IllegalArgumentException.class,
+                                () ->
+                                        ExampleCommandLine.parse(
+                                                new WithStrategy(), "usage: test", "--batch", "x"))
+                        .getMessage());
+    }
+}

@@ -1,0 +1,371 @@
+/*
+ * Copyright 2026 The DJL Distributed Authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+ * in compliance with the License. You may obtain a copy of the License at
+ *
+ * http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the License
+ * is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express
+ * or implied. See the License for the specific language governing permissions and limitations under
+ * the License.
+ */
+package ai.djl.distributed.fsdp;
+
+import ai.djl.distributed.ReduceOp;
+import ai.djl.distributed.Work;
+import ai.djl.distributed.parallel.FlatBuffer;
+import ai.djl.distributed.pg.ProcessGroup;
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDManager;
+import ai.djl.ndarray.index.NDIndex;
+import ai.djl.ndarray.types.DataType;
+import ai.djl.ndarray.types.Shape;
+
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * One FSDP unit at run time (PyTorch's {@code FlatParameter}): the unit's parameters flattened in
+ * definition order, {@code L} elements right-padded to {@code S * chunk} for a shard group of
+ * {@code S} ranks, of which this rank keeps {@code [r * chunk, (r + 1) * chunk)} (its shard) and
+ * the gradient of that range. {@link #gather} fills a full flat buffer from every rank's shard and
+ * hands the parameters out as views of it; {@link #reduce} packs the views' gradients, reduces them
+ * onto the shards (reduce-scatter within the shard group, then all-reduce across replicas) and
+ * frees the full buffer; {@link #finishReductions} adds the averaged result to the shard's
+ * gradient.
+ *
+ * <p>Owns its shard, gradient and gathered buffers (sub-managers of the trainer's manager). Not
+ * thread-safe: the training thread drives it; collectives run on the process group's threads.
+ */
+final class FlatUnit implements AutoCloseable {
+
+    private final int index;
+    private final UnitLayout.Unit spec;
+    private final Shape[] shapes;
+    private final long[] offsets;
+    private final long total;
+    private final long chunk;
+    private final ProcessGroup shardGroup;
+    private final ProcessGroup replicaGroup;
+    private final int shards;
+    private final int worldSize;
+    private final Duration timeout;
+    private final NDManager owner;
+    private final NDArray shard;
+    private final NDArray[] localSlices;
+    private final ArrayDeque<Pending> pending = new ArrayDeque<>();
+    private NDArray grad;
+
+    private FlatBuffer gathered;
+    private NDArray gatheredArray;
+    private Work gatherWork;
+    private NDArray[] views;
+    private boolean viewsReady;
+
+    private final BufferPool pool;
+
+    private record Pending(
+            FlatBuffer flat, NDArray packed, NDArray out, Work scatter, Work allReduce) {}
+
+    /**
+     * Shards a unit's parameter values: copies this rank's range of them into a new shard.
+     *
+     * @param values the unit's parameter values, identical on every rank of the shard group; not
+     *     closed
+     * @param shardGroup the ranks sharing the unit, or null when this rank holds all of it
+     * @param replicaGroup the ranks holding the same shard (hybrid sharding, no sharding), or null
+     */
+    FlatUnit(
+            int index,
+            UnitLayout.Unit spec,
+            List<NDArray> values,
+            NDManager parent,
+            BufferPool pool,
+            ProcessGroup shardGroup,
+            ProcessGroup replicaGroup) {
+        this.index = index;
+        this.pool = pool;
+        this.spec = spec;
+        this.shardGroup = shardGroup;
+        this.replicaGroup = replicaGroup;
+        int s = shardGroup == null ? 1 : shardGroup.getSize();
+        shards = s;
+        worldSize = s * (replicaGroup == null ? 1 : replicaGroup.getSize());
+        timeout =
+                (shardGroup != null ? shardGroup : replicaGroup) == null
+                        ? Duration.ofMinutes(30)
+                        : (shardGroup != null ? shardGroup : replicaGroup).getTimeout();
+        shapes = new Shape[values.size()];
+        offsets = new long[values.size()];
+        long n = 0;
+        for (int i = 0; i < shapes.length; i++) {
+            NDArray v = values.get(i);
+            if (v.getDataType() != DataType.FLOAT32) {
+                throw new IllegalArgumentException(
+                        "parameter "
+                                + spec.names().get(i)
+                                + ": "
+                                + v.getDataType()
+                                + " (expected: float32; FSDP shards fp32 parameters only)");
+            }
+            shapes[i] = v.getShape();
+            offsets[i] = n;
+            n += shapes[i].size();
+        }
+        total = n;
+        chunk = (n + s - 1) / s;
+        owner = parent.newSubManager();
+        shard = owner.zeros(new Shape(chunk), DataType.FLOAT32);
+        grad = owner.zeros(new Shape(chunk), DataType.FLOAT32);
+        localSlices = new NDArray[shapes.length];
+        long lo = (shardGroup == null ? 0 : shardGroup.getRank()) * chunk;
+        for (int i = 0; i < shapes.length; i++) {
+            long a = Math.max(offsets[i], lo);
+            long b = Math.min(offsets[i] + shapes[i].size(), lo + chunk);
+            if (a < b) {
+                try (NDArray flat = values.get(i).reshape(-1);
+                        NDArray part =
+                                flat.get(new NDIndex((a - offsets[i]) + ":" + (b - offsets[i])))) {
+                    shard.set(new NDIndex((a - lo) + ":" + (b - lo)), part);
+                }
+                localSlices[i] = shard.get(new NDIndex((a - lo) + ":" + (b - lo)));
+            } else {
+                localSlices[i] = shard.get(new NDIndex("0:0"));
+            }
+        }
+    }
+
+    int index() {
+        return index;
+    }
+
+    String name() {
+        return spec.name();
+    }
+
+    UnitLayout.Unit spec() {
+        return spec;
+    }
+
+    /** This rank's shard: {@code chunk} elements, zero past the unit's end. */
+    NDArray shard() {
+        return shard;
+    }
+
+    /** The gradient of this rank's shard, accumulated over backward passes since the last step. */
+    NDArray gradient() {
+        return grad;
+    }
+
+    /** The part of parameter {@code i} this rank holds, a view of the shard (maybe empty). */
+    NDArray localSlice(int i) {
+        return localSlices[i];
+    }
+
+    long totalElements() {
+        return total;
+    }
+
+    long chunkElements() {
+        return chunk;
+    }
+
+    int parameterCount() {
+        return shapes.length;
+    }
+
+    long offset(int i) {
+        return offsets[i];
+    }
+
+    Shape shape(int i) {
+        return shapes[i];
+    }
+
+    boolean isGathered() {
+        return views != null;
+    }
+
+    /**
+     * Starts gathering the full parameters (nothing when already gathered). Returns at once; the
+     * first {@link #view} waits for the gather.
+     *
+     * @param manager the gathered buffer's memory is attached to a sub-manager of it
+     */
+    void gather(NDManager manager) {
+        if (views != null) {
+            return;
+        }
+        List<Shape> slots = new ArrayList<>(List.of(shapes));
+        long padded = chunk * shards;
+        if (padded > total) {
+            slots.add(new Shape(padded - total));
+        }
+        gatheredArray = pool.take(chunk * shards);
+        gathered = new FlatBuffer("unit " + spec.name(), gatheredArray, slots);
+        if (shards == 1) {
+            // A copy rather than views of the shard: the optimizer updates the shard in place,
+            // which autograd forbids under views that took gradients.
+            for (int i = 0; i < shapes.length; i++) {
+                try (NDArray part =
+                        shard.get(
+                                new NDIndex(offsets[i] + ":" + (offsets[i] + shapes[i].size())))) {
+                    gathered.pack(i, part);
+                }
+            }
+        } else {
+            gatherWork = shardGroup.allGatherIntoTensorAsync(gathered.getArray(), shard);
+        }
+        views = gathered.views();
+    }
+
+    /**
+     * Returns parameter {@code i}'s full value, waiting for the gather first.
+     *
+     * @param training whether the view takes gradients (set only once the gather completed, since
+     *     arrays handed to collectives must not require gradients)
+     */
+    NDArray view(int i, boolean training) {
+        if (views == null) {
+            throw new IllegalStateException(
+                    "unit "
+                            + spec.name()
+                            + ": parameter "
+                            + spec.names().get(i)
+                            + " fetched while the unit is not gathered (expected: every stage to"
+                            + " list the parameters it fetches)");
+        }
+        if (gatherWork != null) {
+            gatherWork.waitFor(timeout);
+            gatherWork = null;
+        }
+        if (training && !viewsReady) {
+            for (int k = 0; k < shapes.length; k++) {
+                views[k].setRequiresGradient(true);
+            }
+            viewsReady = true;
+        }
+        return views[i];
+    }
+
+    /**
+     * Packs the gathered views' gradients, starts reducing them onto the shards, and frees the
+     * gathered buffer.
+     */
+    void reduce() {
+        List<Shape> slots = new ArrayList<>(List.of(shapes));
+        long padded = chunk * shards;
+        if (padded > total) {
+            slots.add(new Shape(padded - total));
+        }
+        NDArray packed = pool.take(padded);
+        FlatBuffer flat = new FlatBuffer("unit " + spec.name() + " gradients", packed, slots);
+        try {
+            for (int i = 0; i < shapes.length; i++) {
+                if (views != null && viewsReady) {
+                    // No gradient (a parameter unused this step) reads as float32 zeros.
+                    try (NDArray g = views[i].getGradient()) {
+                        flat.pack(i, g);
+                    }
+                } else {
+                    flat.zero(i);
+                }
+            }
+            if (padded > total) {
+                flat.zero(shapes.length);
+            }
+            release();
+            NDArray out = packed;
+            Work scatter = null;
+            if (shards > 1) {
+                out = pool.take(chunk);
+                scatter = shardGroup.reduceScatterTensorAsync(out, flat.getArray(), ReduceOp.SUM);
+            }
+            Work allReduce = null;
+            if (scatter == null && replicaGroup != null && replicaGroup.getSize() > 1) {
+                allReduce = replicaGroup.allReduceAsync(out, ReduceOp.SUM);
+            }
+            pending.add(new Pending(flat, packed, out, scatter, allReduce));
+        } catch (RuntimeException e) {
+            flat.close();
+            pool.give(packed);
+            throw e;
+        }
+    }
+
+    /** Waits for this unit's reductions and adds their average to the shard's gradient. */
+    void finishReductions() {
+        while (!pending.isEmpty()) {
+            Pending p = pending.poll();
+            try {
+                if (p.scatter() != null) {
+                    p.scatter().waitFor(timeout);
+                    if (replicaGroup != null && replicaGroup.getSize() > 1) {
+                        replicaGroup.allReduce(p.out(), ReduceOp.SUM);
+                    }
+                }
+                if (p.allReduce() != null) {
+                    p.allReduce().waitFor(timeout);
+                }
+                if (worldSize > 1) {
+                    p.out().divi(worldSize);
+                }
+                grad.addi(p.out());
+            } finally {
+                p.flat().close();
+                pool.give(p.packed());
+                if (p.out() != p.packed()) {
+                    pool.give(p.out());
+                }
+            }
+        }
+    }
+
+    boolean hasPendingReductions() {
+        return !pending.isEmpty();
+    }
+
+    /** Sets the shard's gradient to zeros (after the optimizer step). */
+    void zeroGradient() {
+        grad.set(new NDIndex(":"), 0f);
+    }
+
+    /** Frees the gathered parameters and their gradients; the shard stays. */
+    void release() {
+        if (gatherWork != null) {
+            // Never free memory a collective is still writing.
+            gatherWork.waitFor(timeout);
+            gatherWork = null;
+        }
+        if (gathered != null) {
+            gathered.close();
+            pool.give(gatheredArray);
+            gathered = null;
+            gatheredArray = null;
+        }
+        views = null;
+        viewsReady = false;
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void close() {
+        try {
+            for (Pending p : pending) {
+                for (Work w : new Work[] {p.scatter(), p.allReduce()}) {
+                    if (w != null) {
+                        w.waitFor(timeout);
+                    }
+                }
+            }
+            release();
+        } finally {
+            pending.clear();
+            owner.close();
+        }
+    }
+}

@@ -1,0 +1,631 @@
+/*
+ * Copyright 2026 The DJL Distributed Authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+ * in compliance with the License. You may obtain a copy of the License at
+ *
+ * http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the License
+ * is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express
+ * or implied. See the License for the specific language governing permissions and limitations under
+ * the License.
+ */
+package ai.djl.distributed.fsdp;
+
+import ai.djl.Device;
+import ai.djl.Model;
+import ai.djl.distributed.ReduceOp;
+import ai.djl.distributed.parallel.DataParallelBuilder;
+import ai.djl.distributed.parallel.DataParallelConfig;
+import ai.djl.distributed.parallel.DistributedSampler;
+import ai.djl.distributed.parallel.ModelSync;
+import ai.djl.distributed.parallel.OptimizerState;
+import ai.djl.distributed.parallel.RankAverages;
+import ai.djl.distributed.pg.DeviceMesh;
+import ai.djl.distributed.pg.ProcessGroup;
+import ai.djl.distributed.staged.Stage;
+import ai.djl.distributed.staged.Stages;
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDList;
+import ai.djl.ndarray.NDManager;
+import ai.djl.ndarray.types.DataType;
+import ai.djl.ndarray.types.Shape;
+import ai.djl.nn.Block;
+import ai.djl.nn.Parameter;
+import ai.djl.training.GradientCollector;
+import ai.djl.training.Trainer;
+import ai.djl.training.optimizer.Optimizer;
+import ai.djl.util.RandomUtils;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.function.BiConsumer;
+
+/**
+ * Fully sharded data parallelism, as PyTorch's {@code FullyShardedDataParallel}: a DJL {@link
+ * Trainer} whose ranks each hold only a shard of every parameter, of its gradient and of the
+ * optimizer's state, so that a model too large for one process trains across several. {@code
+ * EasyTrain.fit} and hand-written loops ({@code forward}, {@code backward} in the trainer's
+ * gradient collector, {@code step()}) work unchanged; create the trainer with {@link #builder()}
+ * and give each rank its share of the data with a {@link DistributedSampler}.
+ *
+ * <p><b>Units.</b> A {@link WrapPolicy} groups the model's {@linkplain Stages stages} into units;
+ * each unit's parameters are flattened, padded to a multiple of the shard group's size and split
+ * evenly, each rank keeping one range. What no unit claims belongs to the root unit, and so does
+ * every parameter used by stages of different units: the GPT's token embedding, tied to its
+ * language-model head, lives in the root unit, which stays gathered from the start of the forward
+ * pass to the end of the backward pass, so both uses add their gradients into one array before it
+ * is reduced.
+ *
+ * <p><b>A step.</b> The forward pass runs stage by stage: a unit is gathered ({@code
+ * allGatherIntoTensor}) before its first stage, the next stage's units are gathered while the
+ * current stage computes, and with {@link ShardingStrategy#FULL_SHARD} a unit is freed after its
+ * last stage and the backward pass recomputes each stage from its stored input. The backward pass
+ * ({@link #newGradientCollector()}'s {@code backward}) runs segment by segment from the last stage;
+ * as soon as a unit's first stage is done its gradients are reduce-scattered, asynchronously, onto
+ * the shards. {@link #step()} clips the gradient's global norm (optional) and runs the optimizer on
+ * each unit's shard. Several backward passes before a step accumulate gradients. A model with no
+ * staged form (neither a {@code StagedBlock} nor a {@code SequentialBlock}) is one stage: every
+ * unit is gathered for the whole step, sharded at rest only (logged once).
+ *
+ * <p><b>At rest</b> each parameter's array ({@link Parameter#getArray()}) is the part of it this
+ * rank holds, one-dimensional and maybe empty; {@code Model.save} would therefore write shards:
+ * save with {@link FsdpCheckpoint} instead.
+ *
+ * <p><b>Collectives.</b> Every rank must make the same calls in the same order: {@code initialize}
+ * (or the first forward pass), every forward pass, backward pass and step. Every unit is gathered
+ * and reduced in every pass, in the same order, whatever the forward pass uses, so ranks whose
+ * forward passes differ do not hang each other. fp32 parameters only; other types are refused. One
+ * device per process. Not thread-safe, as DJL's trainer. Closing the trainer does not close the
+ * process group.
+ */
+public final class FullyShardedDataParallel extends Trainer {
+
+    private static final Logger logger = LoggerFactory.getLogger(FullyShardedDataParallel.class);
+
+    private final ProcessGroup group;
+    private final ProcessGroup shardGroup;
+    private final ProcessGroup replicaGroup;
+    private final ShardingStrategy strategy;
+    private final WrapPolicy policy;
+    private final double maxGradNorm;
+    private final Optimizer optimizer;
+    private final ShardedParameterStore store;
+    private final BufferPool pool;
+    private final long seedBase;
+
+    private List<FlatUnit> units;
+    private UnitLayout layout;
+    private StagedStep staged;
+    private boolean staging;
+
+    private FullyShardedDataParallel(Model model, DataParallelConfig config, Builder b) {
+        super(model, config);
+        this.group = b.processGroup();
+        this.strategy = b.strategy;
+        this.policy = b.policy;
+        this.maxGradNorm = b.maxGradNorm;
+        this.optimizer = config.getOptimizer();
+        switch (strategy) {
+            case NO_SHARD:
+                shardGroup = null;
+                replicaGroup = group;
+                break;
+            case HYBRID_SHARD:
+                shardGroup = b.mesh.getGroup(1);
+                replicaGroup = b.mesh.getGroup(0);
+                break;
+            default:
+                shardGroup = group;
+                replicaGroup = null;
+        }
+        store = new ShardedParameterStore(getManager());
+        pool = new BufferPool(getManager());
+        if (b.heapThreshold > 0 && strategy != ShardingStrategy.NO_SHARD) {
+            HeapPolicy.returnBlocksFrom(b.heapThreshold);
+        }
+        seedBase = RandomUtils.RANDOM.nextLong();
+    }
+
+    /**
+     * Returns a builder.
+     *
+     * @return a new builder
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Initializes the model's parameters, then shards them: every rank checks that it has the same
+     * parameters and units as every other, takes rank 0's values and keeps its shard. A collective.
+     *
+     * @param shapes the shapes of the inputs
+     */
+    @Override
+    public void initialize(Shape... shapes) {
+        Model model = getModel();
+        model.getBlock().initialize(model.getNDManager(), model.getDataType(), shapes);
+        shard();
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public NDList forward(NDList input) {
+        shard();
+        long begin = System.nanoTime();
+        try {
+            return staged.forward(input);
+        } finally {
+            addMetric("forward", begin);
+        }
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public NDList forward(NDList data, NDList labels) {
+        return forward(data);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public NDList evaluate(NDList input) {
+        shard();
+        return staged.evaluate(input, false);
+    }
+
+    /**
+     * Returns a gradient collector whose {@code backward} runs FSDP's staged backward pass.
+     *
+     * @return a new gradient collector; close it after the backward pass
+     */
+    @Override
+    public GradientCollector newGradientCollector() {
+        return new FsdpGradientCollector(this);
+    }
+
+    /**
+     * Clips the gradient's global norm (if set), runs the optimizer on every unit's shard and sets
+     * the gradients to zero. Every rank must call it as often as every other (the norm is a
+     * collective).
+     */
+    @Override
+    public void step() {
+        shard();
+        long begin = System.nanoTime();
+        staged.abandon();
+        for (FlatUnit u : units) {
+            u.finishReductions();
+        }
+        if (maxGradNorm > 0) {
+            clipGradNorm();
+        }
+        for (FlatUnit u : units) {
+            optimizer.update(optimizerId(u), u.shard(), u.gradient());
+            u.zeroGradient();
+        }
+        addMetric("step", begin);
+    }
+
+    /**
+     * Returns the global norm of the gradients accumulated since the last step (all ranks' shards
+     * together). A collective over the shard group.
+     *
+     * @return the 2-norm
+     */
+    public double gradientNorm() {
+        shard();
+        double local = 0;
+        for (FlatUnit u : units) {
+            try (NDArray sq = u.gradient().square().sum()) {
+                local += sq.toType(DataType.FLOAT64, false).getDouble();
+            }
+        }
+        if (shardGroup != null && shardGroup.getSize() > 1) {
+            try (NDManager m = getManager().newSubManager()) {
+                NDArray a = m.create(new double[] {local});
+                shardGroup.allReduce(a, ReduceOp.SUM);
+                local = a.getDouble(0);
+            }
+        }
+        return Math.sqrt(local);
+    }
+
+    private void clipGradNorm() {
+        double norm = gradientNorm();
+        // PyTorch's clip_grad_norm_: scale by max / (norm + 1e-6), never up.
+        double coef = maxGradNorm / (norm + 1e-6);
+        if (coef < 1) {
+            for (FlatUnit u : units) {
+                u.gradient().muli((float) coef);
+            }
+        }
+    }
+
+    void backward(NDArray loss) {
+        shard();
+        long begin = System.nanoTime();
+        staged.backward(loss);
+        addMetric("backward", begin);
+    }
+
+    void zeroGradients() {
+        if (units != null) {
+            units.forEach(FlatUnit::zeroGradient);
+        }
+    }
+
+    /**
+     * Gathers every sharded parameter's full value, one unit at a time, and hands it to a consumer
+     * on every rank: what full checkpoints and comparisons read. A collective over the shard group;
+     * only one unit is gathered at a time.
+     *
+     * @param consumer receives each parameter's name and full value; the array is valid only during
+     *     the call (copy what must outlive it)
+     */
+    public void forEachFullParameter(BiConsumer<String, NDArray> consumer) {
+        shard();
+        staged.abandon();
+        for (FlatUnit u : units) {
+            try {
+                u.gather(getManager());
+                List<String> names = u.spec().names();
+                for (int i = 0; i < names.size(); i++) {
+                    consumer.accept(names.get(i), u.view(i, false));
+                }
+            } finally {
+                u.release();
+            }
+        }
+    }
+
+    /**
+     * Returns the process group the gradients are averaged over.
+     *
+     * @return the world group
+     */
+    public ProcessGroup getProcessGroup() {
+        return group;
+    }
+
+    /**
+     * Returns the sharding strategy.
+     *
+     * @return the strategy
+     */
+    public ShardingStrategy getStrategy() {
+        return strategy;
+    }
+
+    /**
+     * Returns the units' names, in gathering order.
+     *
+     * @return the names; empty before the parameters are sharded
+     */
+    public List<String> getUnitNames() {
+        List<String> names = new ArrayList<>();
+        if (layout != null) {
+            layout.units().forEach(u -> names.add(u.name()));
+        }
+        return names;
+    }
+
+    /**
+     * Returns whether the model runs stage by stage ({@code false}: it has no staged form and is
+     * gathered whole for each step).
+     *
+     * @return whether the model is staged
+     */
+    public boolean isStaged() {
+        shard();
+        return staging;
+    }
+
+    /**
+     * Returns what this rank holds at rest, in bytes, counted from the arrays themselves: its
+     * shards of the parameters, their gradients, and the optimizer's state for them.
+     *
+     * @return the bytes held
+     */
+    public MemoryAtRest memoryAtRest() {
+        shard();
+        long params = 0;
+        long grads = 0;
+        long state = 0;
+        for (FlatUnit u : units) {
+            params += u.shard().size() * 4;
+            grads += u.gradient().size() * 4;
+            for (NDArray a : OptimizerState.arrays(optimizer, optimizerId(u))) {
+                state += a.size() * a.getDataType().getNumOfBytes();
+            }
+        }
+        return new MemoryAtRest(params, grads, state);
+    }
+
+    /**
+     * Bytes one rank holds at rest.
+     *
+     * @param parameters its parameter shards
+     * @param gradients the gradients of those shards
+     * @param optimizerState the optimizer's state for them (Adam's moments, SGD's momentum)
+     */
+    public record MemoryAtRest(long parameters, long gradients, long optimizerState) {
+
+        /**
+         * Returns the sum.
+         *
+         * @return all bytes
+         */
+        public long total() {
+            return parameters + gradients + optimizerState;
+        }
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void close() {
+        try {
+            if (staged != null) {
+                staged.abandon();
+            }
+            if (units != null) {
+                units.forEach(FlatUnit::close);
+            }
+            pool.close();
+        } finally {
+            super.close();
+        }
+    }
+
+    StagedStep staged() {
+        shard();
+        return staged;
+    }
+
+    List<FlatUnit> units() {
+        shard();
+        return units;
+    }
+
+    UnitLayout layout() {
+        shard();
+        return layout;
+    }
+
+    Optimizer optimizer() {
+        return optimizer;
+    }
+
+    ProcessGroup shardGroup() {
+        return shardGroup;
+    }
+
+    ProcessGroup replicaGroup() {
+        return replicaGroup;
+    }
+
+    static String optimizerId(FlatUnit u) {
+        return "fsdp/" + u.name();
+    }
+
+    /**
+     * Checks every rank's parameters and units against every other's, takes rank 0's values and
+     * keeps this rank's shards, once.
+     */
+    private void shard() {
+        if (units != null) {
+            return;
+        }
+        Block block = getModel().getBlock();
+        List<Stage> stages = Stages.of(block).orElse(null);
+        staging = stages != null;
+        if (stages == null) {
+            logger.info(
+                    "FSDP: {} has no staged form (a StagedBlock or a SequentialBlock): every unit is"
+                            + " gathered for the whole step, sharded at rest only",
+                    block.getClass().getSimpleName());
+            stages = List.of(Stage.of("model", block));
+        }
+        ModelSync.Layout ml = ModelSync.layout(block.getParameters(), Parameter::getArray);
+        LinkedHashMap<String, Parameter> trainable = new LinkedHashMap<>();
+        for (int i = 0; i < ml.grads().length; i++) {
+            Parameter p = ml.grads()[i];
+            DataType type = p.getArray().getDataType();
+            if (type != DataType.FLOAT32) {
+                throw new IllegalArgumentException(
+                        "parameter "
+                                + ml.gradNames().get(i)
+                                + ": "
+                                + type
+                                + " (expected: float32; FSDP trains fp32 parameters, and DJL"
+                                + " 0.35.1's engine aborts on bfloat16)");
+            }
+            trainable.put(ml.gradNames().get(i), p);
+        }
+        UnitLayout l = UnitLayout.of(stages, policy, trainable);
+        ModelSync.verifyAcrossRanks(
+                group,
+                ml.signature()
+                        + "strategy "
+                        + strategy
+                        + ", shard group "
+                        + (shardGroup == null ? 1 : shardGroup.getSize())
+                        + "\n"
+                        + l.signature());
+        List<NDArray> all = new ArrayList<>();
+        for (Parameter[] ps : new Parameter[][] {ml.grads(), ml.buffers(), ml.frozen()}) {
+            for (Parameter p : ps) {
+                all.add(p.getArray());
+            }
+        }
+        ModelSync.broadcast(group, all);
+        List<FlatUnit> list = new ArrayList<>();
+        for (UnitLayout.Unit spec : l.units()) {
+            List<NDArray> values = new ArrayList<>();
+            spec.parameters().forEach(p -> values.add(p.getArray()));
+            FlatUnit u =
+                    new FlatUnit(
+                            list.size(),
+                            spec,
+                            values,
+                            getManager(),
+                            pool,
+                            shardGroup,
+                            replicaGroup);
+            list.add(u);
+            for (int i = 0; i < spec.parameters().size(); i++) {
+                ParameterArrays.replace(spec.parameters().get(i), u.localSlice(i));
+            }
+        }
+        units = Collections.unmodifiableList(list);
+        layout = l;
+        store.setUnits(units);
+        staged = new StagedStep(stages, l, units, store, getManager(), strategy, seedBase);
+    }
+
+    /** Builds a {@link FullyShardedDataParallel}. */
+    public static final class Builder extends DataParallelBuilder<Builder> {
+
+        private ShardingStrategy strategy = ShardingStrategy.FULL_SHARD;
+        private WrapPolicy policy;
+        private DeviceMesh mesh;
+        private double maxGradNorm;
+        private long heapThreshold = 4 << 20;
+
+        Builder() {}
+
+        /** {@inheritDoc} */
+        @Override
+        protected Builder self() {
+            return this;
+        }
+
+        ProcessGroup processGroup() {
+            return group;
+        }
+
+        /**
+         * Sets the sharding strategy (default {@link ShardingStrategy#FULL_SHARD}).
+         *
+         * @param strategy the strategy
+         * @return this builder
+         */
+        public Builder optStrategy(ShardingStrategy strategy) {
+            this.strategy = strategy;
+            return this;
+        }
+
+        /**
+         * Sets the wrap policy (default: one unit per stage that is a block, the rest in the root
+         * unit; for the GPT, one unit per transformer block).
+         *
+         * @param policy the policy
+         * @return this builder
+         */
+        public Builder optWrapPolicy(WrapPolicy policy) {
+            this.policy = policy;
+            return this;
+        }
+
+        /**
+         * Sets the mesh for {@link ShardingStrategy#HYBRID_SHARD}: parameters are sharded across
+         * dimension 1 (a row) and replicated across dimension 0.
+         *
+         * @param mesh the mesh over the process group's ranks; not closed by the trainer
+         * @return this builder
+         */
+        public Builder optDeviceMesh(DeviceMesh mesh) {
+            this.mesh = mesh;
+            return this;
+        }
+
+        /**
+         * Clips the gradient's global 2-norm over all ranks before each step, as PyTorch's {@code
+         * clip_grad_norm_} (default: no clipping).
+         *
+         * @param maxNorm the largest norm, positive
+         * @return this builder
+         */
+        public Builder optClipGradNorm(double maxNorm) {
+            if (!(maxNorm > 0)) {
+                throw new IllegalArgumentException("maxNorm: " + maxNorm + " (expected: > 0)");
+            }
+            this.maxGradNorm = maxNorm;
+            return this;
+        }
+
+        /**
+         * Sets the size from which freed C heap blocks go back to the kernel at once (glibc's
+         * {@code mallopt(M_MMAP_THRESHOLD)}, process-wide), for the sharding strategies; default 4
+         * MiB, 0 leaves the heap as it is. FSDP frees a unit's worth of memory many times a step;
+         * without this, under {@code bin/djlrun}'s heap settings (freed memory kept for reuse) the
+         * heap fragments and resident memory grows past what sharding saves. The cost: those blocks
+         * are faulted in again when allocated.
+         *
+         * @param bytes the threshold, or 0
+         * @return this builder
+         */
+        public Builder optHeapThreshold(long bytes) {
+            if (bytes < 0 || bytes > Integer.MAX_VALUE) {
+                throw new IllegalArgumentException(
+                        "heapThreshold: " + bytes + " (expected: 0 to " + Integer.MAX_VALUE + ")");
+            }
+            this.heapThreshold = bytes;
+            return this;
+        }
+
+        /**
+         * Builds the trainer. The parameters are sharded at {@code initialize}, or at the first
+         * forward pass or step for a model already initialized or loaded.
+         *
+         * @return the trainer
+         * @throws IllegalArgumentException if something required is missing or inconsistent
+         */
+        public FullyShardedDataParallel build() {
+            if (strategy == null) {
+                throw new IllegalArgumentException("strategy: null (expected: a ShardingStrategy)");
+            }
+            if (strategy == ShardingStrategy.HYBRID_SHARD) {
+                int[] shape = mesh == null ? null : mesh.getShape();
+                if (shape == null || shape[0] * shape[1] != group.getSize()) {
+                    throw new IllegalArgumentException(
+                            "deviceMesh: "
+                                    + (shape == null ? "none" : shape[0] + " x " + shape[1])
+                                    + " (expected: for HYBRID_SHARD, a mesh over the "
+                                    + group.getSize()
+                                    + " ranks of the process group)");
+                }
+            }
+            Device d = prepare();
+            if (!"PyTorch".equals(model.getNDManager().getEngine().getEngineName())) {
+                throw new IllegalArgumentException(
+                        "model: engine "
+                                + model.getNDManager().getEngine().getEngineName()
+                                + " (expected: PyTorch, whose backward FSDP runs stage by stage)");
+            }
+            if (policy == null) {
+                policy = stages -> defaultGroups(stages);
+            }
+            RankAverages averages = new RankAverages(group);
+            return new FullyShardedDataParallel(
+                    model,
+                    new DataParallelConfig(
+                            config, d, averages, group.getRank(), group.getSize(), t -> {}),
+                    this);
+        }
+
+        private static int[] defaultGroups(List<Stage> stages) {
+            int[] groups = new int[stages.size()];
+            for (int k = 0; k < groups.length; k++) {
+                groups[k] = stages.get(k).getBlock() != null ? k : -1;
+            }
+            return groups;
+        }
+    }
+}

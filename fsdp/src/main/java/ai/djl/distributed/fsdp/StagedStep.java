@@ -1,0 +1,390 @@
+/*
+ * Copyright 2026 The DJL Distributed Authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+ * in compliance with the License. You may obtain a copy of the License at
+ *
+ * http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the License
+ * is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express
+ * or implied. See the License for the specific language governing permissions and limitations under
+ * the License.
+ */
+package ai.djl.distributed.fsdp;
+
+import ai.djl.distributed.staged.Stage;
+import ai.djl.engine.EngineException;
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDList;
+import ai.djl.ndarray.NDManager;
+import ai.djl.pytorch.engine.PtNDArray;
+import ai.djl.pytorch.jni.JniUtils;
+
+import java.util.ArrayDeque;
+import java.util.List;
+
+/**
+ * Runs a model stage by stage for FSDP, gathering and freeing units around each stage, and runs the
+ * backward pass segment by segment from the last stage, reducing each unit's gradients as soon as
+ * the segment of its first stage is done.
+ *
+ * <p>The segmented backward rests on two facts of DJL's PyTorch engine (checked in {@code
+ * StagedBackwardTest}): backward with an explicit upstream gradient ({@code JniUtils.backward}),
+ * and gradients that accumulate over several backward calls. Each stage but the first starts from a
+ * detached copy of the previous stage's outputs that takes gradients; the gradient it receives is
+ * the upstream gradient of the previous stage.
+ *
+ * <p>With recompute (activation checkpointing, for {@link ShardingStrategy#FULL_SHARD}), the
+ * forward pass runs every stage but the last without recording and keeps only the stages' inputs;
+ * the backward pass runs each stage again, recording, from its stored input, then backpropagates
+ * through it. The torch random generator is seeded identically for a stage's two runs, so dropout
+ * draws the same masks. The last stage always records: its outputs are what the caller computes the
+ * loss from, and they live in the manager of the caller's inputs, as a DJL forward pass's do.
+ *
+ * <p>Every unit is gathered and reduced in every pass, in stage order, whatever the stages use:
+ * ranks whose forward passes differ cannot hang each other. Not thread-safe: the training thread
+ * drives it.
+ */
+final class StagedStep {
+
+    private static final long SEED_STRIDE = 0x9E3779B97F4A7C15L;
+
+    private final List<Stage> stages;
+    private final UnitLayout layout;
+    private final List<FlatUnit> units;
+    private final ShardedParameterStore store;
+    private final NDManager manager;
+    private final boolean recompute;
+    private final boolean reshard;
+    private final long seedBase;
+    private long passes;
+
+    private final ArrayDeque<FlatUnit> reducing = new ArrayDeque<>();
+    private NDManager pass;
+    private NDList[] inputs;
+    private NDList[] outputs;
+    private NDManager[] stageManagers;
+    private long passSeed;
+
+    StagedStep(
+            List<Stage> stages,
+            UnitLayout layout,
+            List<FlatUnit> units,
+            ShardedParameterStore store,
+            NDManager manager,
+            ShardingStrategy strategy,
+            long seedBase) {
+        this.stages = stages;
+        this.layout = layout;
+        this.units = units;
+        this.store = store;
+        this.manager = manager;
+        this.reshard = strategy.reshardsAfterForward();
+        this.recompute = reshard && stages.size() > 1;
+        this.seedBase = seedBase;
+    }
+
+    /**
+     * The seed of the last training pass: stage {@code k} seeds the torch generator with it + k.
+     */
+    long lastPassSeed() {
+        return passSeed;
+    }
+
+    /** Whether a training pass waits for its backward. */
+    boolean isPending() {
+        return inputs != null;
+    }
+
+    /**
+     * Runs a training forward pass.
+     *
+     * @param input the model's inputs; the outputs are attached to their manager
+     * @return the last stage's outputs
+     */
+    NDList forward(NDList input) {
+        abandon();
+        int n = stages.size();
+        pass = manager.newSubManager();
+        inputs = new NDList[n];
+        outputs = new NDList[n];
+        stageManagers = new NDManager[n];
+        passSeed = seedBase + SEED_STRIDE * passes++;
+        store.setTrainingViews(true);
+        NDManager callers = input.head().getManager();
+        NDList x = input;
+        for (int k = 0; k < n; k++) {
+            gatherStage(k);
+            prefetch(k + 1);
+            boolean last = k == n - 1;
+            if (recompute && !last) {
+                inputs[k] = x;
+                NDManager sm = pass.newSubManager();
+                boolean mode = JniUtils.isGradMode();
+                try {
+                    JniUtils.setGradMode(false);
+                    seed(k);
+                    NDList out = stages.get(k).forward(store, detach(x, sm, false), true);
+                    x = detach(out, pass, false);
+                } finally {
+                    JniUtils.setGradMode(mode);
+                    sm.close();
+                }
+                releaseAfterForward(k);
+                continue;
+            }
+            NDManager sm = last ? callers : pass.newSubManager();
+            stageManagers[k] = last ? null : sm;
+            NDList in = n == 1 ? input : detach(x, sm, k > 0);
+            inputs[k] = in;
+            NDList out = stages.get(k).forward(store, in, true);
+            outputs[k] = out;
+            x = out;
+        }
+        return x;
+    }
+
+    /**
+     * Runs an inference forward pass (no gradients): each unit gathered before its first stage and
+     * freed after its last.
+     *
+     * @param input the model's inputs
+     * @param training whether dropout applies
+     * @return the outputs, in the manager of the inputs
+     */
+    NDList evaluate(NDList input, boolean training) {
+        abandon();
+        store.setTrainingViews(false);
+        NDList x = input;
+        try {
+            for (int k = 0; k < stages.size(); k++) {
+                gatherStage(k);
+                prefetch(k + 1);
+                x = stages.get(k).forward(store, x, training);
+                for (int u : layout.unitsOfStage(k)) {
+                    if (layout.units().get(u).lastStage() == k) {
+                        units.get(u).release();
+                    }
+                }
+            }
+            return x;
+        } finally {
+            units.forEach(FlatUnit::release);
+        }
+    }
+
+    /**
+     * Backpropagates from a loss computed from the last forward pass's outputs, stage by stage, and
+     * leaves every unit's averaged gradient added to its shard's gradient.
+     *
+     * @param loss the loss
+     * @throws IllegalStateException if no training forward pass is pending
+     */
+    void backward(NDArray loss) {
+        if (inputs == null) {
+            throw new IllegalStateException(
+                    "backward: no training forward pass of this trainer to backpropagate (expected:"
+                            + " trainer.forward(...) inside the gradient collector, then backward)");
+        }
+        int n = stages.size();
+        try {
+            try (NDArray ones = loss.onesLike()) {
+                JniUtils.backward((PtNDArray) loss, (PtNDArray) ones, false, false);
+            }
+            NDList g = n > 1 ? gradients(inputs[n - 1]) : null;
+            reduceAfterBackward(n - 1);
+            for (int k = n - 2; k >= 0; k--) {
+                gatherStage(k);
+                if (k > 0) {
+                    prefetchStage(k - 1);
+                }
+                NDManager sm;
+                NDList in;
+                NDList out;
+                if (recompute) {
+                    sm = pass.newSubManager();
+                    in = detach(inputs[k], sm, k > 0);
+                    boolean mode = JniUtils.isGradMode();
+                    try {
+                        JniUtils.setGradMode(true);
+                        seed(k);
+                        out = stages.get(k).forward(store, in, true);
+                    } finally {
+                        JniUtils.setGradMode(mode);
+                    }
+                } else {
+                    sm = stageManagers[k];
+                    in = inputs[k];
+                    out = outputs[k];
+                }
+                try {
+                    backwardThrough(out, g);
+                    g = k > 0 ? gradients(in) : null;
+                } finally {
+                    sm.close();
+                }
+                reduceAfterBackward(k);
+            }
+            while (!reducing.isEmpty()) {
+                reducing.poll().finishReductions();
+            }
+        } finally {
+            reducing.clear();
+            endPass();
+        }
+    }
+
+    /** Drops a training pass that was never backpropagated, freeing what it gathered. */
+    void abandon() {
+        if (inputs != null) {
+            endPass();
+        }
+    }
+
+    private void endPass() {
+        units.forEach(FlatUnit::release);
+        if (stageManagers != null) {
+            for (NDManager sm : stageManagers) {
+                if (sm != null && sm.isOpen()) {
+                    sm.close();
+                }
+            }
+        }
+        if (pass != null) {
+            pass.close();
+        }
+        pass = null;
+        inputs = null;
+        outputs = null;
+        stageManagers = null;
+    }
+
+    private void gatherStage(int k) {
+        for (int u : layout.unitsOfStage(k)) {
+            units.get(u).gather(manager);
+        }
+    }
+
+    /** Starts gathering the units the next stage needs, so that it overlaps this stage. */
+    private void prefetch(int k) {
+        if (k < stages.size()) {
+            prefetchStage(k);
+        }
+    }
+
+    private void prefetchStage(int k) {
+        gatherStage(k);
+    }
+
+    private void releaseAfterForward(int k) {
+        if (!reshard) {
+            return;
+        }
+        for (int u : layout.unitsOfStage(k)) {
+            // Units the last stage uses stay: its forward records, and its backward comes first.
+            if (layout.units().get(u).lastStage() == k) {
+                units.get(u).release();
+            }
+        }
+    }
+
+    private void reduceAfterBackward(int k) {
+        for (int u = 0; u < units.size(); u++) {
+            if (layout.units().get(u).firstStage() == k) {
+                units.get(u).reduce();
+                reducing.add(units.get(u));
+            }
+        }
+        // One reduction in flight while the next segment computes; the ones before it are
+        // folded into their shards now, so that their full-size gradient buffers are freed
+        // as the backward pass goes rather than all held to its end.
+        while (reducing.size() > 1) {
+            reducing.poll().finishReductions();
+        }
+    }
+
+    private void seed(int k) {
+        if (recompute) {
+            JniUtils.setSeed(passSeed + k);
+        }
+    }
+
+    /** Detached copies of arrays, attached to a manager; floating ones take gradients if asked. */
+    private static NDList detach(NDList arrays, NDManager to, boolean requiresGrad) {
+        NDList out = new NDList(arrays.size());
+        for (NDArray a : arrays) {
+            NDArray d = a.stopGradient();
+            d.attach(to);
+            if (requiresGrad && d.getDataType().isFloating()) {
+                d.setRequiresGradient(true);
+            }
+            out.add(d);
+        }
+        return out;
+    }
+
+    /** The gradients a stage's inputs received, kept in the pass's manager (null: none). */
+    private NDList gradients(NDList in) {
+        NDList g = new NDList(in.size());
+        for (NDArray a : in) {
+            if (a.hasGradient()) {
+                NDArray grad = a.getGradient();
+                grad.attach(pass);
+                g.add(grad);
+            } else {
+                g.add(null);
+            }
+        }
+        return g;
+    }
+
+    /**
+     * Backpropagates upstream gradients through a stage's outputs. A result array's "requires grad"
+     * flag reads false in DJL 0.35.1 even when it records (the JNI reports leaves only), so every
+     * floating output with an upstream gradient takes part, and an output that depends on nothing
+     * trainable (libtorch's "does not require grad") contributes nothing.
+     */
+    private static void backwardThrough(NDList out, NDList upstream) {
+        if (out.size() != upstream.size()) {
+            throw new IllegalStateException(
+                    "stage outputs: "
+                            + out.size()
+                            + " arrays (expected: as many as the next stage's inputs, "
+                            + upstream.size()
+                            + ")");
+        }
+        NDArray target = null;
+        NDArray grad = null;
+        int count = 0;
+        for (int i = 0; i < out.size(); i++) {
+            if (upstream.get(i) != null && out.get(i).getDataType().isFloating()) {
+                count++;
+                target = out.get(i);
+                grad = upstream.get(i);
+            }
+        }
+        if (count > 1) {
+            // Several outputs: one backward through the sum of their products with their
+            // upstream gradients, whose gradient is each upstream gradient.
+            NDArray sum = null;
+            for (int i = 0; i < out.size(); i++) {
+                if (upstream.get(i) != null && out.get(i).getDataType().isFloating()) {
+                    NDArray term = out.get(i).mul(upstream.get(i)).sum();
+                    sum = sum == null ? term : sum.add(term);
+                }
+            }
+            target = sum;
+            grad = sum.onesLike();
+        }
+        if (count > 0) {
+            try {
+                JniUtils.backward((PtNDArray) target, (PtNDArray) grad, false, false);
+            } catch (EngineException e) {
+                if (e.getMessage() == null || !e.getMessage().contains("does not require grad")) {
+                    throw e;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,191 @@
+/*
+ * Copyright 2026 The DJL Distributed Authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+ * in compliance with the License. You may obtain a copy of the License at
+ *
+ * http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the License
+ * is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express
+ * or implied. See the License for the specific language governing permissions and limitations under
+ * the License.
+ */
+package ai.djl.distributed.fsdp;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ai.djl.Model;
+import ai.djl.distributed.parallel.OptimizerState;
+import ai.djl.distributed.transformer.GptModel;
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDList;
+import ai.djl.ndarray.NDManager;
+import ai.djl.training.ParameterStore;
+import ai.djl.training.optimizer.Optimizer;
+import ai.djl.training.tracker.Tracker;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+
+/** FSDP's full and sharded checkpoints. */
+@Timeout(180)
+class FsdpCheckpointTest {
+
+    @TempDir Path dir;
+
+    /** What one rank's run produced. */
+    private record Run(Map<String, float[]> params, float[] logits, float[][] state) {}
+
+    /**
+     * Trains {@code steps} steps from step {@code from} on {@code ranks} ranks, optionally loading
+     * a sharded checkpoint or a full one first, and saving a sharded one after.
+     */
+    private static List<Run> run(
+            int ranks,
+            Supplier<Optimizer> optimizer,
+            int from,
+            int steps,
+            Path loadSharded,
+            Path loadFull,
+            Path saveSharded,
+            Path saveFull)
+            throws Exception {
+        return Fixture.ranks(
+                ranks,
+                (group, manager) -> {
+                    Optimizer opt = optimizer.get();
+                    try (Model model = Fixture.gptModel(0)) {
+                        if (loadFull != null) {
+                            model.load(loadFull, "gpt");
+                        }
+                        try (FullyShardedDataParallel t =
+                                FullyShardedDataParallel.builder()
+                                        .setModel(model)
+                                        .setTrainingConfig(Fixture.config(opt))
+                                        .setProcessGroup(group)
+                                        .build()) {
+                            if (loadSharded != null) {
+                                FsdpCheckpoint.loadSharded(t, loadSharded);
+                            }
+                            for (int s = from; s < from + steps; s++) {
+                                Fixture.backward(t, Fixture.tokens(manager, s, group.getRank(), 2));
+                                t.step();
+                            }
+                            if (saveSharded != null) {
+                                FsdpCheckpoint.saveSharded(t, saveSharded);
+                            }
+                            if (saveFull != null) {
+                                FsdpCheckpoint.saveFull(t, saveFull, "gpt");
+                            }
+                            Map<String, float[]> full = new LinkedHashMap<>();
+                            t.forEachFullParameter((n, a) -> full.put(n, a.toFloatArray()));
+                            NDArray logits =
+                                    t.evaluate(Fixture.tokens(manager, 99, 0, 2)[0]).head();
+                            List<FlatUnit> units = t.units();
+                            float[][] state = new float[units.size()][];
+                            for (int u = 0; u < units.size(); u++) {
+                                List<NDArray> s =
+                                        OptimizerState.arrays(
+                                                opt,
+                                                FullyShardedDataParallel.optimizerId(units.get(u)));
+                                state[u] = s.isEmpty() ? new float[0] : s.get(0).toFloatArray();
+                            }
+                            return new Run(full, logits.toFloatArray(), state);
+                        }
+                    }
+                });
+    }
+
+    private static Optimizer sgd() {
+        return Optimizer.sgd().setLearningRateTracker(Tracker.fixed(0.05f)).build();
+    }
+
+    @Test
+    void aShardedCheckpointResumesBitForBitAtTheSameWorldSize() throws Exception {
+        Run straight = run(3, Fixture::adamW, 0, 4, null, null, null, null).get(0);
+        run(3, Fixture::adamW, 0, 2, null, null, dir, null);
+        Run resumed = run(3, Fixture::adamW, 2, 2, dir, null, null, null).get(0);
+        for (String name : straight.params().keySet()) {
+            assertArrayEquals(straight.params().get(name), resumed.params().get(name), name);
+        }
+    }
+
+    @Test
+    void aShardedCheckpointLoadsAtAnotherWorldSize() throws Exception {
+        // Saved at three ranks, loaded at two: the same as two ranks starting from the full
+        // checkpoint of the same state (SGD without momentum: the full checkpoint holds it all).
+        Path sharded = dir.resolve("sharded");
+        Path full = dir.resolve("full");
+        run(3, FsdpCheckpointTest::sgd, 0, 2, null, null, sharded, full);
+        assertTrue(Files.exists(full.resolve("gpt-0000.params")));
+        Run fromShards = run(2, FsdpCheckpointTest::sgd, 2, 2, sharded, null, null, null).get(0);
+        Run fromFull = run(2, FsdpCheckpointTest::sgd, 2, 2, null, full, null, null).get(0);
+        for (String name : fromFull.params().keySet()) {
+            assertArrayEquals(fromFull.params().get(name), fromShards.params().get(name), name);
+        }
+
+        // Adam's moments are resharded: at two ranks each holds its range of what three held.
+        Path adam = dir.resolve("adam");
+        List<Run> three = run(3, Fixture::adamW, 0, 2, null, null, adam, null);
+        List<Run> two = run(2, Fixture::adamW, 2, 0, adam, null, null, null);
+        for (int u = 0; u < three.get(0).state().length; u++) {
+            float[] whole3 = concat(three, u);
+            float[] whole2 = concat(two, u);
+            int n = Math.min(whole3.length, whole2.length);
+            for (int i = 0; i < n; i++) {
+                assertEquals(whole3[i], whole2[i], "unit " + u + " element " + i);
+            }
+            // Past the unit's end both are padding: zeros.
+            for (int i = n; i < Math.max(whole3.length, whole2.length); i++) {
+                assertEquals(0f, (whole3.length > i ? whole3 : whole2)[i]);
+            }
+        }
+    }
+
+    private static float[] concat(List<Run> runs, int unit) {
+        int n = 0;
+        for (Run r : runs) {
+            n += r.state()[unit].length;
+        }
+        float[] all = new float[n];
+        int at = 0;
+        for (Run r : runs) {
+            System.arraycopy(r.state()[unit], 0, all, at, r.state()[unit].length);
+            at += r.state()[unit].length;
+        }
+        return all;
+    }
+
+    @Test
+    void aFullCheckpointLoadsIntoAPlainModel() throws Exception {
+        Run trained = run(2, Fixture::adamW, 0, 2, null, null, null, dir).get(0);
+        try (Model plain = Model.newInstance("gpt");
+                NDManager m = NDManager.newBaseManager()) {
+            plain.setBlock(new GptModel(Fixture.gpt(0)));
+            plain.load(dir, "gpt");
+            Map<String, float[]> loaded = Fixture.snapshot(plain.getBlock());
+            assertEquals(trained.params().keySet(), loaded.keySet());
+            for (String name : loaded.keySet()) {
+                assertArrayEquals(trained.params().get(name), loaded.get(name), name);
+            }
+            NDList tokens = Fixture.tokens(m, 99, 0, 2)[0];
+            float[] logits =
+                    plain.getBlock()
+                            .forward(new ParameterStore(m, false), tokens, false)
+                            .head()
+                            .toFloatArray();
+            assertTrue(Fixture.relativeError(trained.logits(), logits) < 1e-6);
+        }
+    }
+}

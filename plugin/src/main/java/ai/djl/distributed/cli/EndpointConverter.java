@@ -1,0 +1,38 @@
+/*
+ * Copyright 2026 The DJL Distributed Authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+ * in compliance with the License. You may obtain a copy of the License at
+ *
+ * http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the License
+ * is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express
+ * or implied. See the License for the specific language governing permissions and limitations under
+ * the License.
+ */
+package ai.djl.distributed.cli;
+
+import ai.djl.distributed.launch.Endpoint;
+
+import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.TypeConversionException;
+
+/**
+ * Reads {@code HOST:PORT} (or {@code [v6-address]:PORT}) options for picocli; the message of a bad
+ * value names it and what was expected. Stateless and thread-safe.
+ */
+final class EndpointConverter implements ITypeConverter<Endpoint> {
+
+    /** {@inheritDoc} */
+    @Override
+    public Endpoint convert(String value) {
+        try {
+            return Endpoint.parse("HOST:PORT", value);
+        } catch (IllegalArgumentException e) {
+            // picocli prefixes the option's name: "Invalid value for option '--tcp': ..."
+            throw new TypeConversionException(
+                    "'" + value + "' (expected: HOST:PORT with a port from 1 to 65535)");
+        }
+    }
+}
