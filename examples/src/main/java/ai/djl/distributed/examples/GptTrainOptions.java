@@ -34,7 +34,7 @@ public final class GptTrainOptions {
     @Option(
             names = "--preset",
             paramLabel = "NAME",
-            description = "model shape: mini (default) or tiny")
+            description = "model shape: tiny, mini (default) or small")
     String preset = "mini";
 
     @Option(

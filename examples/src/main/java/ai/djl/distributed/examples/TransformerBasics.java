@@ -34,6 +34,7 @@ import ai.djl.ndarray.types.Shape;
 import ai.djl.nn.Parameter;
 import ai.djl.training.DefaultTrainingConfig;
 import ai.djl.training.GradientCollector;
+import ai.djl.training.Trainer;
 import ai.djl.training.dataset.Batch;
 import ai.djl.training.optimizer.Optimizer;
 import ai.djl.training.util.ProgressBar;
@@ -67,16 +68,93 @@ import java.util.Locale;
  */
 public final class TransformerBasics {
 
+    /**
+     * What differs between the GPT examples ({@code transformer_basics} with DDP, {@code
+     * fsdp_basics} with FSDP): the trainer, and what happens to the trained model.
+     */
+    interface Flavour {
+
+        /** The example's name, in the plot's title. */
+        String name();
+
+        /** A log line on how the ranks share the work. */
+        String describe(int ranks, int batch);
+
+        /** Builds the trainer; every rank calls it. */
+        Trainer trainer(Model model, DefaultTrainingConfig config, ProcessGroup group);
+
+        /**
+         * Runs after training and the final validation, on every rank: writes the model into {@code
+         * modelDir} (rank 0) and returns the generated sample (rank 0; empty elsewhere) and a
+         * checksum of the parameters.
+         */
+        Finished finish(TransformerBasics run, Trainer trainer, Model model, Path modelDir)
+                throws IOException;
+    }
+
+    /**
+     * What {@link Flavour#finish} returns.
+     *
+     * @param sample the generated text (rank 0)
+     * @param checksum a checksum of the trained parameters
+     */
+    record Finished(String sample, long checksum) {}
+
+    /** DDP: replicas checked identical, the model written and sampled by rank 0. */
+    private static final Flavour DDP =
+            new Flavour() {
+                @Override
+                public String name() {
+                    return "transformer_basics";
+                }
+
+                @Override
+                public String describe(int ranks, int batch) {
+                    return String.format(
+                            Locale.ROOT,
+                            "data parallel: %d rank(s), %d sequences per rank and step (%d in all)",
+                            ranks,
+                            batch,
+                            batch * ranks);
+                }
+
+                @Override
+                public Trainer trainer(
+                        Model model, DefaultTrainingConfig config, ProcessGroup group) {
+                    return DistributedDataParallel.builder()
+                            .setModel(model)
+                            .setTrainingConfig(config)
+                            .setProcessGroup(group)
+                            .build();
+                }
+
+                @Override
+                public Finished finish(
+                        TransformerBasics run, Trainer trainer, Model model, Path modelDir)
+                        throws IOException {
+                    GptModel block = (GptModel) model.getBlock();
+                    long checksum = run.checkReplicas(block);
+                    String sample = run.lead ? run.sample(model, block) : "";
+                    if (run.lead) {
+                        GptCheckpoint.save(modelDir, model, run.tokenizer);
+                    }
+                    return new Finished(sample, checksum);
+                }
+            };
+
     private final GptTrainOptions options;
     private final ProcessGroup group;
+    private final Flavour flavour;
     private final boolean lead;
+    private Tokenizer tokenizer;
 
     /** Rank 0's seconds since training began, as of the last step: every rank's clock. */
     private double clock;
 
-    private TransformerBasics(GptTrainOptions options, ProcessGroup group) {
+    private TransformerBasics(GptTrainOptions options, ProcessGroup group, Flavour flavour) {
         this.options = options;
         this.group = group;
+        this.flavour = flavour;
         this.lead = group.getRank() == 0;
     }
 
@@ -95,6 +173,11 @@ public final class TransformerBasics {
         runExample(args);
     }
 
+    /** Returns the tokenizer the model was trained with (after the corpus is read). */
+    Tokenizer tokenizer() {
+        return tokenizer;
+    }
+
     /**
      * Runs the example: under a launcher ({@code WORLD_SIZE} set) as one rank of a data-parallel
      * job, else alone.
@@ -105,15 +188,35 @@ public final class TransformerBasics {
      * @throws TranslateException if the dataset fails to produce a batch
      */
     public static GptRunResult runExample(String... args) throws IOException, TranslateException {
-        GptTrainOptions options = GptTrainOptions.parse(args);
-        return ExampleGroup.run(group -> new TransformerBasics(options, group).run());
+        return run(GptTrainOptions.parse(args), DDP);
+    }
+
+    /** Trains and samples the GPT the options describe, with a flavour's trainer. */
+    static GptRunResult run(GptTrainOptions options, Flavour flavour)
+            throws IOException, TranslateException {
+        return ExampleGroup.run(group -> new TransformerBasics(options, group, flavour).run());
+    }
+
+    /** Returns the process group the example trains in. */
+    ProcessGroup group() {
+        return group;
+    }
+
+    /** Returns the options. */
+    GptTrainOptions options() {
+        return options;
+    }
+
+    /** Returns whether this is rank 0, which prints and writes. */
+    boolean isLead() {
+        return lead;
     }
 
     private GptRunResult run() throws IOException, TranslateException {
         long start = System.nanoTime();
         Engine.getInstance().setRandomSeed(options.seed);
         TrainingData data = TrainingData.prepare(options.tokenizer, options.vocab, options.maxDocs);
-        Tokenizer tokenizer = data.getTokenizer();
+        tokenizer = data.getTokenizer();
         GptConfig config =
                 GptConfig.preset(options.preset)
                         .setVocabSize(tokenizer.vocabSize())
@@ -130,9 +233,7 @@ public final class TransformerBasics {
                 seconds(start));
         log("model: %s", config);
         int ranks = group.getSize();
-        log(
-                "data parallel: %d rank(s), %d sequences per rank and step (%d in all)",
-                ranks, options.batch, options.batch * ranks);
+        log("%s", flavour.describe(ranks, options.batch));
 
         TokenWindowDataset train =
                 TokenWindowDataset.builder()
@@ -170,14 +271,8 @@ public final class TransformerBasics {
                                         .optWeightDecays(options.weightDecay)
                                         .build());
         try (Model model = Model.newInstance("gpt")) {
-            GptModel block = new GptModel(config);
-            model.setBlock(block);
-            try (DistributedDataParallel trainer =
-                    DistributedDataParallel.builder()
-                            .setModel(model)
-                            .setTrainingConfig(tc)
-                            .setProcessGroup(group)
-                            .build()) {
+            model.setBlock(new GptModel(config));
+            try (Trainer trainer = flavour.trainer(model, tc, group)) {
                 trainer.initialize(new Shape(options.batch, context));
                 long trainStart = System.nanoTime();
                 int steps = train(trainer, train, validation, curve, lr, budgetSeconds);
@@ -193,21 +288,22 @@ public final class TransformerBasics {
                         fin.loss, fin.targets.length, sameTokens, data.getUnigramBaseline());
                 curve.addValidation(steps, fin.loss);
 
-                long checksum = checkReplicas(block);
-                String sample = lead ? sample(model, block, tokenizer) : "";
                 Path modelDir = options.out.resolve("model");
+                Finished finished = flavour.finish(this, trainer, model, modelDir);
+                String sample = finished.sample();
+                long checksum = finished.checksum();
                 if (lead) {
                     curve.writeCsv(options.out.resolve("loss.csv"));
                     curve.writePng(
                             options.out.resolve("loss.png"),
                             String.format(
                                     Locale.ROOT,
-                                    "transformer_basics: %s GPT, %d steps, %.0f s",
+                                    "%s: %s GPT, %d steps, %.0f s",
+                                    flavour.name(),
                                     options.preset,
                                     steps,
                                     trainSeconds),
                             sameTokens);
-                    GptCheckpoint.save(modelDir, model, tokenizer);
                     Files.writeString(
                             options.out.resolve("sample.txt"), sample, StandardCharsets.UTF_8);
                 }
@@ -234,7 +330,7 @@ public final class TransformerBasics {
     }
 
     private int train(
-            DistributedDataParallel trainer,
+            Trainer trainer,
             TokenWindowDataset train,
             Validation validation,
             LossCurve curve,
@@ -314,7 +410,7 @@ public final class TransformerBasics {
      *
      * @return the mean loss
      */
-    private float agree(DistributedDataParallel trainer, float loss, double elapsed) {
+    private float agree(Trainer trainer, float loss, double elapsed) {
         if (group.getSize() == 1) {
             clock = elapsed;
             return loss;
@@ -336,13 +432,8 @@ public final class TransformerBasics {
      * @return the checksum
      * @throws IllegalStateException if a rank's parameters differ from rank 0's
      */
-    private long checkReplicas(GptModel block) {
-        long checksum = 17;
-        for (Parameter p : block.getParameters().values()) {
-            for (float v : p.getArray().toFloatArray()) {
-                checksum = checksum * 1_000_003L + Float.floatToRawIntBits(v);
-            }
-        }
+    long checkReplicas(GptModel block) {
+        long checksum = checksum(block);
         if (group.getSize() == 1) {
             return checksum;
         }
@@ -367,7 +458,19 @@ public final class TransformerBasics {
         return checksum;
     }
 
-    private String sample(Model model, GptModel block, Tokenizer tokenizer) {
+    /** A checksum of a model's parameters' bits, in definition order. */
+    static long checksum(GptModel block) {
+        long checksum = 17;
+        for (Parameter p : block.getParameters().values()) {
+            for (float v : p.getArray().toFloatArray()) {
+                checksum = checksum * 1_000_003L + Float.floatToRawIntBits(v);
+            }
+        }
+        return checksum;
+    }
+
+    /** Generates the sample from a model holding full parameters. */
+    String sample(Model model, GptModel block) {
         GptGenerator generator =
                 GptGenerator.builder(block)
                         .optTemperature(options.temperature)
@@ -382,7 +485,8 @@ public final class TransformerBasics {
         return tokenizer.decode(ids);
     }
 
-    private void log(String format, Object... args) {
+    /** Prints on rank 0. */
+    void log(String format, Object... args) {
         if (lead) {
             System.out.println(String.format(Locale.ROOT, format, args));
         }

@@ -28,7 +28,8 @@ import ai.djl.training.dataset.Record;
  * Measures the validation loss on a fixed, evenly spaced selection of validation windows, so that
  * successive measurements of a run compare the same text. In a data-parallel run the ranks share
  * the batches out and sum their losses, so a measurement takes 1/N of the time; every rank must
- * call {@link #score} as often as every other.
+ * call {@link #score} as often as every other. Every rank runs as many forward passes as every
+ * other (one rank may repeat a batch and ignore it): FSDP's forward passes are collectives.
  */
 final class Validation {
 
@@ -66,6 +67,8 @@ final class Validation {
         int[] targets = new int[Math.toIntExact(windows * context)];
         double sum = 0;
         int ranks = group.getSize();
+        long mine = 0;
+        NDList repeat = null;
         try (NDManager m = trainer.getManager().newSubManager()) {
             for (long first = 0, b = 0; first < windows; first += batch, b++) {
                 try (NDManager step = m.newSubManager()) {
@@ -81,12 +84,23 @@ final class Validation {
                     if (b % ranks == group.getRank()) {
                         NDList logits = trainer.evaluate(new NDList(NDArrays.stack(xs)));
                         sum += loss.evaluate(new NDList(y), logits).getFloat() * (double) n;
+                        mine++;
+                    }
+                    if (b == 0) {
+                        NDArray x0 = NDArrays.stack(xs);
+                        x0.attach(m);
+                        repeat = new NDList(x0);
                     }
                     long[] ids = y.toLongArray();
                     for (int j = 0; j < ids.length; j++) {
                         targets[Math.toIntExact(first * context) + j] = (int) ids[j];
                     }
                 }
+            }
+            long count = (windows + batch - 1) / batch;
+            long rounds = (count + ranks - 1) / ranks;
+            if (mine < rounds && repeat != null) {
+                trainer.evaluate(repeat);
             }
             if (ranks > 1) {
                 NDArray total = m.create(new double[] {sum});

@@ -137,6 +137,7 @@ class ArchitectureTest {
                         "ai.djl.distributed.pg.ProcessGroup",
                         "ai.djl.distributed.parallel.FlatBuffer",
                         "ai.djl.distributed.ddp.DistributedDataParallel",
+                        "ai.djl.distributed.fsdp.FullyShardedDataParallel",
                         "ai.djl.distributed.transformer.GptBlock",
                         "ai.djl.distributed.staged.Stage",
                         "ai.djl.distributed.examples.DdpBasics")) {

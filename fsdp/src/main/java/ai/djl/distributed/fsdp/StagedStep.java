@@ -13,12 +13,11 @@
  */
 package ai.djl.distributed.fsdp;
 
+import ai.djl.distributed.parallel.Segments;
 import ai.djl.distributed.staged.Stage;
-import ai.djl.engine.EngineException;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.NDManager;
-import ai.djl.pytorch.engine.PtNDArray;
 import ai.djl.pytorch.jni.JniUtils;
 
 import java.util.ArrayDeque;
@@ -125,8 +124,8 @@ final class StagedStep {
                 try {
                     JniUtils.setGradMode(false);
                     seed(k);
-                    NDList out = stages.get(k).forward(store, detach(x, sm, false), true);
-                    x = detach(out, pass, false);
+                    NDList out = stages.get(k).forward(store, Segments.detach(x, sm, false), true);
+                    x = Segments.detach(out, pass, false);
                 } finally {
                     JniUtils.setGradMode(mode);
                     sm.close();
@@ -136,7 +135,7 @@ final class StagedStep {
             }
             NDManager sm = last ? callers : pass.newSubManager();
             stageManagers[k] = last ? null : sm;
-            NDList in = n == 1 ? input : detach(x, sm, k > 0);
+            NDList in = n == 1 ? input : Segments.detach(x, sm, k > 0);
             inputs[k] = in;
             NDList out = stages.get(k).forward(store, in, true);
             outputs[k] = out;
@@ -189,10 +188,8 @@ final class StagedStep {
         }
         int n = stages.size();
         try {
-            try (NDArray ones = loss.onesLike()) {
-                JniUtils.backward((PtNDArray) loss, (PtNDArray) ones, false, false);
-            }
-            NDList g = n > 1 ? gradients(inputs[n - 1]) : null;
+            Segments.backwardFrom(loss);
+            NDList g = n > 1 ? Segments.gradients(inputs[n - 1], pass) : null;
             reduceAfterBackward(n - 1);
             for (int k = n - 2; k >= 0; k--) {
                 gatherStage(k);
@@ -204,7 +201,7 @@ final class StagedStep {
                 NDList out;
                 if (recompute) {
                     sm = pass.newSubManager();
-                    in = detach(inputs[k], sm, k > 0);
+                    in = Segments.detach(inputs[k], sm, k > 0);
                     boolean mode = JniUtils.isGradMode();
                     try {
                         JniUtils.setGradMode(true);
@@ -219,8 +216,8 @@ final class StagedStep {
                     out = outputs[k];
                 }
                 try {
-                    backwardThrough(out, g);
-                    g = k > 0 ? gradients(in) : null;
+                    Segments.backwardThrough(out, g);
+                    g = k > 0 ? Segments.gradients(in, pass) : null;
                 } finally {
                     sm.close();
                 }
@@ -307,84 +304,6 @@ final class StagedStep {
     private void seed(int k) {
         if (recompute) {
             JniUtils.setSeed(passSeed + k);
-        }
-    }
-
-    /** Detached copies of arrays, attached to a manager; floating ones take gradients if asked. */
-    private static NDList detach(NDList arrays, NDManager to, boolean requiresGrad) {
-        NDList out = new NDList(arrays.size());
-        for (NDArray a : arrays) {
-            NDArray d = a.stopGradient();
-            d.attach(to);
-            if (requiresGrad && d.getDataType().isFloating()) {
-                d.setRequiresGradient(true);
-            }
-            out.add(d);
-        }
-        return out;
-    }
-
-    /** The gradients a stage's inputs received, kept in the pass's manager (null: none). */
-    private NDList gradients(NDList in) {
-        NDList g = new NDList(in.size());
-        for (NDArray a : in) {
-            if (a.hasGradient()) {
-                NDArray grad = a.getGradient();
-                grad.attach(pass);
-                g.add(grad);
-            } else {
-                g.add(null);
-            }
-        }
-        return g;
-    }
-
-    /**
-     * Backpropagates upstream gradients through a stage's outputs. A result array's "requires grad"
-     * flag reads false in DJL 0.35.1 even when it records (the JNI reports leaves only), so every
-     * floating output with an upstream gradient takes part, and an output that depends on nothing
-     * trainable (libtorch's "does not require grad") contributes nothing.
-     */
-    private static void backwardThrough(NDList out, NDList upstream) {
-        if (out.size() != upstream.size()) {
-            throw new IllegalStateException(
-                    "stage outputs: "
-                            + out.size()
-                            + " arrays (expected: as many as the next stage's inputs, "
-                            + upstream.size()
-                            + ")");
-        }
-        NDArray target = null;
-        NDArray grad = null;
-        int count = 0;
-        for (int i = 0; i < out.size(); i++) {
-            if (upstream.get(i) != null && out.get(i).getDataType().isFloating()) {
-                count++;
-                target = out.get(i);
-                grad = upstream.get(i);
-            }
-        }
-        if (count > 1) {
-            // Several outputs: one backward through the sum of their products with their
-            // upstream gradients, whose gradient is each upstream gradient.
-            NDArray sum = null;
-            for (int i = 0; i < out.size(); i++) {
-                if (upstream.get(i) != null && out.get(i).getDataType().isFloating()) {
-                    NDArray term = out.get(i).mul(upstream.get(i)).sum();
-                    sum = sum == null ? term : sum.add(term);
-                }
-            }
-            target = sum;
-            grad = sum.onesLike();
-        }
-        if (count > 0) {
-            try {
-                JniUtils.backward((PtNDArray) target, (PtNDArray) grad, false, false);
-            } catch (EngineException e) {
-                if (e.getMessage() == null || !e.getMessage().contains("does not require grad")) {
-                    throw e;
-                }
-            }
         }
     }
 }

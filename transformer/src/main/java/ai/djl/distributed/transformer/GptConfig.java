@@ -71,7 +71,9 @@ public final class GptConfig {
     /**
      * Returns a builder holding a preset's shape; the vocabulary size is still to be set.
      *
-     * @param name {@code tiny} or {@code mini}
+     * @param name {@code tiny} (2 layers, width 32, context 32), {@code mini} (4 layers, width 128,
+     *     context 128) or {@code small} (8 layers, width 384, 6 heads, context 128: about 14 M
+     *     parameters, the size at which {@code fsdp_basics} shards)
      * @return a new builder
      * @throws IllegalArgumentException if there is no such preset
      */
@@ -81,8 +83,11 @@ public final class GptConfig {
                 return builder().setContextLength(32).setLayers(2).setHeads(2).setWidth(32);
             case "mini":
                 return builder().setContextLength(128).setLayers(4).setHeads(4).setWidth(128);
+            case "small":
+                return builder().setContextLength(128).setLayers(8).setHeads(6).setWidth(384);
             default:
-                throw new IllegalArgumentException("preset: " + name + " (expected: tiny or mini)");
+                throw new IllegalArgumentException(
+                        "preset: " + name + " (expected: tiny, mini or small)");
         }
     }
 
