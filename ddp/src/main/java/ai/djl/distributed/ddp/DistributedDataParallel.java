@@ -28,6 +28,7 @@ import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.NDManager;
 import ai.djl.ndarray.types.DataType;
 import ai.djl.ndarray.types.Shape;
+import ai.djl.nn.Block;
 import ai.djl.nn.Parameter;
 import ai.djl.training.GradientCollector;
 import ai.djl.training.LocalParameterServer;
@@ -71,11 +72,13 @@ import java.util.List;
  *       memory) are left out.
  * </ul>
  *
- * <p><b>Overlap.</b> DJL exposes no per-parameter autograd hooks, so no reduction can start before
- * {@code backward} returns: communication overlaps the packing of later buckets and the optimizer
- * work of earlier ones, not the backward pass. With metrics set ({@code setMetrics}), each
- * synchronized step records {@code ddp-reduce-and-update} (its reduction and optimizer work) and
- * {@code ddp-wait} (the time it waited for reductions), in nanoseconds.
+ * <p><b>Overlap.</b> DJL exposes no per-parameter autograd hooks, so by default no reduction can
+ * start before {@code backward} returns: communication overlaps the packing of later buckets and
+ * the optimizer work of earlier ones, not the backward pass. {@link Builder#optStagedBackward} runs
+ * the backward pass stage by stage for a model with a staged form and starts each bucket's
+ * reduction as soon as its gradients are final, as PyTorch's hooks do. With metrics set ({@code
+ * setMetrics}), each synchronized step records {@code ddp-reduce-and-update} (its reduction and
+ * optimizer work) and {@code ddp-wait} (the time it waited for reductions), in nanoseconds.
  *
  * <p><b>Collectives.</b> Every rank must make the same calls in the same order: {@code initialize},
  * each {@code step()} (the same number of them, which a {@link DistributedSampler} ensures), each
@@ -99,6 +102,7 @@ public final class DistributedDataParallel extends Trainer {
     private final boolean broadcastBuffers;
     private final boolean findUnusedParameters;
     private final boolean overlapWithForward;
+    private final boolean stagedBackward;
     private final RankAverages averages;
 
     private boolean synced;
@@ -110,6 +114,7 @@ public final class DistributedDataParallel extends Trainer {
     private Parameter[] buffers = new Parameter[0];
     private Parameter[] frozen = new Parameter[0];
     private Reducer reducer;
+    private StagedReductions staged;
 
     private DistributedDataParallel(Model model, DataParallelConfig config, Builder builder) {
         super(model, config);
@@ -122,6 +127,7 @@ public final class DistributedDataParallel extends Trainer {
         this.broadcastBuffers = builder.broadcastBuffers;
         this.findUnusedParameters = builder.findUnusedParameters;
         this.overlapWithForward = builder.overlapWithForward;
+        this.stagedBackward = builder.stagedBackward;
         this.averages = config.getAverages();
         store = new RecordingParameterStore(getManager());
         store.setParameterServer(new LocalParameterServer(optimizer), new Device[] {device});
@@ -155,6 +161,9 @@ public final class DistributedDataParallel extends Trainer {
         synchronize();
         long begin = System.nanoTime();
         try {
+            if (staged != null) {
+                return staged.forward(input);
+            }
             return getModel().getBlock().forward(store, input, true);
         } finally {
             addMetric("forward", begin);
@@ -167,6 +176,9 @@ public final class DistributedDataParallel extends Trainer {
         synchronize();
         long begin = System.nanoTime();
         try {
+            if (staged != null) {
+                return staged.forward(data);
+            }
             return getModel().getBlock().forward(store, data, labels, null);
         } finally {
             addMetric("forward", begin);
@@ -187,6 +199,8 @@ public final class DistributedDataParallel extends Trainer {
     @Override
     public void step() {
         synchronize();
+        // With a staged backward pass, finishing the pending updates is this step's reduction.
+        long start = System.nanoTime();
         finishPendingUpdates();
         long begin = System.nanoTime();
         int[] useOrder = store.takeUseOrder();
@@ -204,6 +218,14 @@ public final class DistributedDataParallel extends Trainer {
                     grad.close();
                 }
             }
+        } else if (reducer != null && staged != null) {
+            // The buckets were launched during the backward pass (and finishPendingUpdates may
+            // have completed them already); without a synced backward pass, reduce them now.
+            if (!staged.takeLaunched()) {
+                reducer.begin(this::gradientOf, null, false, this::update);
+            }
+            recordWait(reducer.completeAll());
+            addMetric("ddp-reduce-and-update", start);
         } else if (reducer != null) {
             boolean[] used = used(useOrder);
             // A parameter without a gradient this step contributes zeros of its type.
@@ -266,6 +288,10 @@ public final class DistributedDataParallel extends Trainer {
      */
     @Override
     public GradientCollector newGradientCollector() {
+        synchronize();
+        if (staged != null) {
+            return new StagedCollector(this::stagedBackward);
+        }
         GradientCollector collector = super.newGradientCollector();
         return overlapWithForward
                 ? new FinishingGradientCollector(collector, this::finishPendingUpdates)
@@ -357,6 +383,27 @@ public final class DistributedDataParallel extends Trainer {
     }
 
     /**
+     * Runs the staged backward pass, launching each bucket's reduction as soon as its gradients are
+     * final (outside {@link #noSync()}, with more than one rank).
+     */
+    private void stagedBackward(NDArray loss) {
+        boolean sync = noSyncDepth == 0 && group.getSize() > 1 && reducer != null;
+        long begin = System.nanoTime();
+        staged.backward(loss, sync ? reducer : null, this::gradientOf, this::update);
+        addMetric("backward", begin);
+    }
+
+    /** A parameter's gradient for the reducer; one without a gradient contributes zeros. */
+    private NDArray gradientOf(int p) {
+        return ownGradient(value(params[p]));
+    }
+
+    /** The optimizer's update of one parameter from its averaged gradient. */
+    private void update(int p, NDArray grad) {
+        optimizer.update(params[p].getId(), value(params[p]), grad);
+    }
+
+    /**
      * Returns a parameter's gradient, or null when it got none: DJL then hands out float32 zeros
      * whatever the parameter's type, which is told apart here by its type (a float32 parameter's
      * zeros are its gradient either way).
@@ -422,6 +469,9 @@ public final class DistributedDataParallel extends Trainer {
                         }
                     }
                 });
+        if (stagedBackward) {
+            prepareStages();
+        }
         if (params.length > 0) {
             reducer =
                     new Reducer(
@@ -435,6 +485,20 @@ public final class DistributedDataParallel extends Trainer {
                             bucketCapBytes);
         }
         synced = true;
+    }
+
+    /** Sets up the staged reductions, or logs why there are none. */
+    private void prepareStages() {
+        Block block = getModel().getBlock();
+        staged = StagedReductions.of(block, params, store, getManager());
+        if (staged == null) {
+            logger.info(
+                    "DDP: {} has no staged form (a StagedBlock or a SequentialBlock): reductions"
+                            + " start after the backward pass",
+                    block.getClass().getSimpleName());
+        } else {
+            rebuilt = true; // buckets keep their reverse definition order: about the staged order
+        }
     }
 
     /** Returns every parameter, buffers last, with its name; synchronizes first. */
@@ -549,6 +613,7 @@ public final class DistributedDataParallel extends Trainer {
         private boolean broadcastBuffers = true;
         private boolean findUnusedParameters;
         private boolean overlapWithForward;
+        private boolean stagedBackward;
 
         Builder() {}
 
@@ -641,6 +706,25 @@ public final class DistributedDataParallel extends Trainer {
         }
 
         /**
+         * Sets whether the backward pass runs stage by stage (for a model with a staged form: a
+         * {@code StagedBlock} such as the GPT, or a {@code SequentialBlock}), each bucket's
+         * reduction starting as soon as its gradients are final, while earlier stages are still in
+         * backward, as PyTorch's DDP does with autograd hooks; default false. The gradients are
+         * those of an ordinary backward pass, bit for bit. As in PyTorch, several backward passes
+         * before one step (gradient accumulation) must run inside {@link #noSync()} but the last; a
+         * second backward pass outside it fails. Not with {@link #optOverlapWithForward} nor {@link
+         * #optFindUnusedParameters}. A model without a staged form reduces after the backward pass,
+         * as without this option (logged once).
+         *
+         * @param staged whether to overlap reductions with the backward pass
+         * @return this builder
+         */
+        public Builder optStagedBackward(boolean staged) {
+            this.stagedBackward = staged;
+            return this;
+        }
+
+        /**
          * Builds the trainer.
          *
          * @return the trainer; every rank must build one
@@ -659,6 +743,14 @@ public final class DistributedDataParallel extends Trainer {
             }
             if (hook == null) {
                 throw new IllegalArgumentException("commHook: null (expected: a CommHook)");
+            }
+            if (stagedBackward && (overlapWithForward || findUnusedParameters)) {
+                throw new IllegalArgumentException(
+                        "stagedBackward with overlapWithForward "
+                                + overlapWithForward
+                                + ", findUnusedParameters "
+                                + findUnusedParameters
+                                + " (expected: neither, with a staged backward pass)");
             }
             RankAverages averages = new RankAverages(group);
             return new DistributedDataParallel(

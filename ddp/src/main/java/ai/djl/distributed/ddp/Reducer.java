@@ -170,6 +170,22 @@ final class Reducer implements AutoCloseable {
      * @throws IllegalStateException if the previous step's reduction is not complete
      */
     void launch(GradientSource source, boolean[] used, boolean findUnused, Consumer consumer) {
+        begin(source, used, findUnused, consumer);
+        launchRemaining(pending);
+    }
+
+    /**
+     * Starts one step's reduction without launching any bucket yet: {@link #launchReady} launches
+     * them as their gradients become final during a staged backward pass, {@link #completeAll}
+     * launches the rest.
+     *
+     * @param source this rank's gradients; read when a bucket is launched
+     * @param used which parameters took part in this rank's forward passes since the last step
+     * @param findUnused whether to find the parameters no rank used and not hand them on
+     * @param consumer receives each averaged gradient
+     * @throws IllegalStateException if the previous step's reduction is not complete
+     */
+    void begin(GradientSource source, boolean[] used, boolean findUnused, Consumer consumer) {
         if (pending != null) {
             throw new IllegalStateException("the previous reduction is not complete");
         }
@@ -178,14 +194,47 @@ final class Reducer implements AutoCloseable {
                     "a comm hook's reduction never completed: its buckets may still be written, so"
                             + " this trainer cannot reduce again");
         }
-        Pending p = new Pending(consumer, manager.newSubManager());
+        Pending p = new Pending(consumer, manager.newSubManager(), source);
         pending = p;
         try {
             if (findUnused) {
                 p.usedAnywhere = launchUsedMap(used);
             }
-            for (Bucket b : buckets) {
-                b.fill(source);
+        } catch (RuntimeException e) {
+            p.failure = e;
+        }
+    }
+
+    /**
+     * Launches, in bucket order, every next bucket whose parameters' gradients are all final.
+     *
+     * @param ready which parameters' gradients are final
+     */
+    void launchReady(boolean[] ready) {
+        Pending p = pending;
+        if (p == null || p.failure != null) {
+            return;
+        }
+        try {
+            while (p.launched.size() < buckets.length
+                    && buckets[p.launched.size()].isReady(ready)) {
+                Bucket b = buckets[p.launched.size()];
+                b.fill(p.source);
+                p.launched.add(hook.reduce(group, b.view(p.step)));
+            }
+        } catch (RuntimeException e) {
+            p.failure = e;
+        }
+    }
+
+    private void launchRemaining(Pending p) {
+        if (p == null || p.failure != null) {
+            return;
+        }
+        try {
+            while (p.launched.size() < buckets.length) {
+                Bucket b = buckets[p.launched.size()];
+                b.fill(p.source);
                 p.launched.add(hook.reduce(group, b.view(p.step)));
             }
         } catch (RuntimeException e) {
@@ -247,6 +296,7 @@ final class Reducer implements AutoCloseable {
         if (p == null) {
             return 0;
         }
+        launchRemaining(p);
         try {
             for (int k = 0; k < p.launched.size(); k++) {
                 if (!p.consumed[k]) {
@@ -437,6 +487,7 @@ final class Reducer implements AutoCloseable {
 
         final Consumer consumer;
         final NDManager step;
+        final GradientSource source;
         final List<CompletableFuture<NDArray>> launched = new ArrayList<>();
         final boolean[] consumed = new boolean[buckets.length];
         CompletableFuture<Void> usedAnywhere;
@@ -445,9 +496,10 @@ final class Reducer implements AutoCloseable {
         long waited;
         int left = buckets.length;
 
-        Pending(Consumer consumer, NDManager step) {
+        Pending(Consumer consumer, NDManager step, GradientSource source) {
             this.consumer = consumer;
             this.step = step;
+            this.source = source;
         }
 
         /** Records a failure of the step; the first one is the one thrown. */
@@ -498,6 +550,16 @@ final class Reducer implements AutoCloseable {
 
         GradBucket view(NDManager step) {
             return new GradBucket(index, last, flat.getArray(), paramNames, offsets, lengths, step);
+        }
+
+        /** Whether every parameter of the bucket has its final gradient. */
+        boolean isReady(boolean[] ready) {
+            for (int p : params) {
+                if (!ready[p]) {
+                    return false;
+                }
+            }
+            return true;
         }
 
         /** Copies this rank's gradients in; parameters without one get zeros. */

@@ -52,11 +52,13 @@ import java.util.Map;
  * <p>Run under a launcher: {@code bin/djlrun --nproc-per-node 2
  * ai.djl.distributed.examples.DdpGptBench [layers=4] [heads=4] [width=128] [context=128] [batch=16]
  * [steps=20] [rounds=4] [warmup=2] [vocab=256] [bucket_kib=25600] [first_bucket_kib=1024]
- * [overlap=0]}, one thread per rank. Rank 0 prints the peer's line ({@code params=... world=2
- * step_ms=... tokens_per_s_per_rank=... local_step_ms=... comm_share=...}), then the medians of a
- * DDP step's reduce-and-update phase and of the time it waited for reductions (the communication
- * nothing overlapped). {@code overlap=1} lets reductions overlap the next forward pass ({@link
- * DistributedDataParallel.Builder#optOverlapWithForward}).
+ * [overlap=0] [staged=0]}, one thread per rank. Rank 0 prints the peer's line ({@code params=...
+ * world=2 step_ms=... tokens_per_s_per_rank=... local_step_ms=... comm_share=...}), then the
+ * medians of a DDP step's reduce-and-update phase and of the time it waited for reductions (the
+ * communication nothing overlapped). {@code overlap=1} lets reductions overlap the next forward
+ * pass ({@link DistributedDataParallel.Builder#optOverlapWithForward}); {@code staged=1} starts
+ * each bucket's reduction during the backward pass ({@link
+ * DistributedDataParallel.Builder#optStagedBackward}).
  */
 public final class DdpGptBench {
 
@@ -76,6 +78,7 @@ public final class DdpGptBench {
                                 "bucket_kib", 25 * 1024,
                                 "first_bucket_kib", 1024,
                                 "overlap", 0,
+                                "staged", 0,
                                 "sync_only", 0));
         GptConfig config = GptTrainBench.config(a);
         int batch = a.get("batch");
@@ -98,6 +101,7 @@ public final class DdpGptBench {
                             .optBucketCapBytes(a.get("bucket_kib") * 1024L)
                             .optFirstBucketBytes(a.get("first_bucket_kib") * 1024L)
                             .optOverlapWithForward(a.get("overlap") != 0)
+                            .optStagedBackward(a.get("staged") != 0)
                             .optCommHook(
                                     a.get("sync_only") != 0 ? syncOnly() : CommHooks.allReduce())
                             .build()) {

@@ -59,6 +59,7 @@ final class FlatUnit implements AutoCloseable {
     private final NDArray[] localSlices;
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
     private NDArray grad;
+    private final NDArray zero;
 
     private FlatBuffer gathered;
     private NDArray gatheredArray;
@@ -121,6 +122,7 @@ final class FlatUnit implements AutoCloseable {
         owner = parent.newSubManager();
         shard = owner.zeros(new Shape(chunk), DataType.FLOAT32);
         grad = owner.zeros(new Shape(chunk), DataType.FLOAT32);
+        zero = owner.zeros(new Shape(), DataType.FLOAT32);
         localSlices = new NDArray[shapes.length];
         long lo = (shardGroup == null ? 0 : shardGroup.getRank()) * chunk;
         for (int i = 0; i < shapes.length; i++) {
@@ -331,7 +333,9 @@ final class FlatUnit implements AutoCloseable {
 
     /** Sets the shard's gradient to zeros (after the optimizer step). */
     void zeroGradient() {
-        grad.set(new NDIndex(":"), 0f);
+        // An array value: a number would make DJL create a scalar array in the shard's manager on
+        // every call.
+        grad.set(new NDIndex(":"), zero);
     }
 
     /** Frees the gathered parameters and their gradients; the shard stays. */

@@ -223,8 +223,11 @@ public final class FullyShardedDataParallel extends Trainer {
         shard();
         double local = 0;
         for (FlatUnit u : units) {
-            try (NDArray sq = u.gradient().square().sum()) {
-                local += sq.toType(DataType.FLOAT64, false).getDouble();
+            // Every temporary closed: they belong to the shard's long-lived manager.
+            try (NDArray wide = u.gradient().toType(DataType.FLOAT64, true);
+                    NDArray sq = wide.square();
+                    NDArray sum = sq.sum()) {
+                local += sum.getDouble();
             }
         }
         if (shardGroup != null && shardGroup.getSize() > 1) {

@@ -358,4 +358,41 @@ class FsdpTrainerTest {
             assertTrue(m.contains("unit"), m);
         }
     }
+
+    /**
+     * Steps leave nothing behind: after the first two steps (the optimizer's state is created in
+     * the first), the arrays the trainer's manager holds stay as many, with clipping on.
+     */
+    @Test
+    void stepsLeaveNoArraysBehind() throws Exception {
+        List<int[]> counts =
+                Fixture.ranks(
+                        2,
+                        (group, manager) -> {
+                            try (Model model = Fixture.gptModel(0.1f);
+                                    FullyShardedDataParallel t =
+                                            Fixture.fsdp(
+                                                    model,
+                                                    group,
+                                                    FullyShardedDataParallel.builder()
+                                                            .optClipGradNorm(0.1))) {
+                                int[] n = new int[2];
+                                for (int s = 0; s < 8; s++) {
+                                    try (NDManager sm = manager.newSubManager()) {
+                                        Fixture.backward(
+                                                t, Fixture.tokens(sm, s, group.getRank(), 2));
+                                        t.step();
+                                    }
+                                    if (s == 1) {
+                                        n[0] = t.getManager().getManagedArrays().size();
+                                    }
+                                }
+                                n[1] = t.getManager().getManagedArrays().size();
+                                return n;
+                            }
+                        });
+        for (int[] n : counts) {
+            assertEquals(n[0], n[1], "arrays after step 2 and after step 8");
+        }
+    }
 }

@@ -311,7 +311,13 @@ public final class FlatBuffer implements AutoCloseable {
     private NDArray[] slots(NDArray flat) {
         NDArray[] vs = new NDArray[shapes.length];
         for (int i = 0; i < shapes.length; i++) {
-            vs[i] = flat.get(slot(i)).reshape(shapes[i]);
+            NDArray slice = flat.get(slot(i));
+            vs[i] = slice.reshape(shapes[i]);
+            if (vs[i] != slice) {
+                // The one-dimensional slice is only a step to the view; left open, it would stay
+                // in the flat array's manager, which outlives this buffer when the array is given.
+                slice.close();
+            }
         }
         return vs;
     }
