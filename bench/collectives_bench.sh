@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Side-by-side collectives benchmark: this project's CPU backend (bin/djl-dist bench collectives)
 # against PyTorch 2.6's gloo (../shared/peers/torch_collectives_bench.py), N local ranks with one
 # thread each, alternating REPEAT times; prints every line, then per op and size the median time

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # DDP side by side with PyTorch 2.6 DDP on gloo, on the GPT of the transformer module (the same
 # architecture as ../shared/peers/torch_gpt_bench.py: AdamW lr 3e-4, vocabulary 256, tied head, one
 # thread per rank), alternating REPEAT times:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Side-by-side training throughput: the GPT of the transformer module through DJL's Trainer (forward,
 # loss, backward, AdamW) against PyTorch 2.6 training the same architecture
 # (../shared/peers/torch_gpt_bench.py: same layers, heads, width, context, vocabulary 256, tied head,

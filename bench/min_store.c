@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * A minimal TCPStore server in C (PyTorch's wire protocol, 2.2+), the floor any server on this
  * machine can reach: one thread, one level-triggered epoll loop, accept drained in batches, every

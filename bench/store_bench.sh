@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Side-by-side store benchmark (issue 19): this project's TcpStore server (bin/djl-dist store-server)
 # against PyTorch 2.6's classic TCPStore server, and a minimal C epoll store server (bench/
 # min_store.c) as the floor of what any server reaches on this machine. Every measurement starts

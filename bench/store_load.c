@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Closed-loop load on a TCPStore server (PyTorch's wire protocol, 2.2+): C connections, each with
  * one small request in flight. Each connection repeats SET k (8-byte value) + GET k, sent in one

@@ -176,7 +176,12 @@ public final class FsdpBasics {
         public TransformerBasics.Finished finish(
                 TransformerBasics run, Trainer trainer, Model model, Path modelDir)
                 throws IOException {
-            FullyShardedDataParallel fsdp = (FullyShardedDataParallel) trainer;
+            if (!(trainer instanceof FullyShardedDataParallel fsdp)) {
+                throw new IllegalArgumentException(
+                        "trainer: "
+                                + trainer.getClass().getName()
+                                + " (expected: the FullyShardedDataParallel this flavour built)");
+            }
             reportMemory(run, fsdp, model);
             String[] inMemory = {""};
             FsdpCheckpoint.saveFull(

@@ -290,13 +290,11 @@ public final class FsdpCheckpoint {
 
     /** The files of the first replica, in shard order. */
     private static List<Path> shardFiles(Path dir) throws IOException {
-        List<Path> all = new ArrayList<>();
         int world = -1;
         try (var stream = Files.list(dir)) {
             for (Path p : (Iterable<Path>) stream::iterator) {
-                String n = p.getFileName().toString();
+                String n = dir.relativize(p).toString(); // an entry of dir: its file name
                 if (n.startsWith("shard-") && n.endsWith(".bin")) {
-                    all.add(p);
                     world = Integer.parseInt(n.substring(n.indexOf("-of-") + 4, n.length() - 4));
                 }
             }

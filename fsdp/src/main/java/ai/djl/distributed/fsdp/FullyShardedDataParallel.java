@@ -606,7 +606,6 @@ public final class FullyShardedDataParallel extends Trainer {
                 }
             }
             Device d = prepare();
-            Block block = model.getBlock();
             if (!"PyTorch".equals(model.getNDManager().getEngine().getEngineName())) {
                 throw new IllegalArgumentException(
                         "model: engine "

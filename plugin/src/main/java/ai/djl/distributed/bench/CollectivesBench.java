@@ -1,3 +1,16 @@
+/*
+ * Copyright 2026 The DJL Distributed Authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+ * in compliance with the License. You may obtain a copy of the License at
+ *
+ * http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the License
+ * is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express
+ * or implied. See the License for the specific language governing permissions and limitations under
+ * the License.
+ */
 package ai.djl.distributed.bench;
 
 import ai.djl.Device;
@@ -17,6 +30,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -175,9 +189,8 @@ public final class CollectivesBench {
      * can be handed that very port as its own and connect to itself.
      */
     private static int freePortBelowEphemeralRange() throws IOException {
-        java.util.Random random = new java.util.Random();
         for (int i = 0; i < 1000; i++) {
-            int port = 20000 + random.nextInt(10000);
+            int port = ThreadLocalRandom.current().nextInt(20000, 30000);
             try (ServerSocket s = new ServerSocket(port)) {
                 return s.getLocalPort();
             } catch (IOException busy) {

@@ -1,3 +1,16 @@
+/*
+ * Copyright 2026 The DJL Distributed Authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+ * in compliance with the License. You may obtain a copy of the License at
+ *
+ * http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the License
+ * is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express
+ * or implied. See the License for the specific language governing permissions and limitations under
+ * the License.
+ */
 package ai.djl.distributed.bench;
 
 import ai.djl.distributed.store.tcp.TcpStore;
@@ -27,6 +40,7 @@ public final class StoreOpsBench {
      * @param clients K
      * @param rounds M
      * @return operations per second over all clients
+     * @throws Exception if a client cannot connect, fails, or an increment was lost
      */
     public static double run(String host, int port, int clients, int rounds) throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(clients);

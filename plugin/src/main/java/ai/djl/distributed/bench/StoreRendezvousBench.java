@@ -1,3 +1,16 @@
+/*
+ * Copyright 2026 The DJL Distributed Authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+ * in compliance with the License. You may obtain a copy of the License at
+ *
+ * http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the License
+ * is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express
+ * or implied. See the License for the specific language governing permissions and limitations under
+ * the License.
+ */
 package ai.djl.distributed.bench;
 
 import ai.djl.distributed.store.tcp.NettyTransport;
@@ -64,6 +77,7 @@ public final class StoreRendezvousBench {
      * @param timeoutSeconds how long to wait for all clients
      * @return the seconds from the first connect to the last client released
      * @throws IllegalStateException if a client failed or the rendezvous did not finish in time
+     * @throws InterruptedException if interrupted while waiting for the clients
      */
     public double run(int clients, String runId, int timeoutSeconds) throws InterruptedException {
         String counter = "/bench/" + runId + "/counter";

@@ -1,13 +1,21 @@
+/*
+ * Copyright 2026 The DJL Distributed Authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+ * in compliance with the License. You may obtain a copy of the License at
+ *
+ * http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the License
+ * is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express
+ * or implied. See the License for the specific language governing permissions and limitations under
+ * the License.
+ */
 package ai.djl.distributed.store;
 
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Deque;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
@@ -26,8 +34,8 @@ public final class HashStore implements Store {
 
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
-    private final Map<String, byte[]> map = new HashMap<>();
-    private final Map<String, Deque<byte[]>> queues = new HashMap<>();
+    // Holds copies: callers may change their arrays after a call. Guarded by lock.
+    private final KeyTable table = new KeyTable(toString());
     private volatile Duration timeout = DEFAULT_TIMEOUT;
 
     /** {@inheritDoc} */
@@ -37,7 +45,7 @@ public final class HashStore implements Store {
         byte[] copy = Stores.checkValue("value", value).clone();
         lock.lock();
         try {
-            map.put(key, copy);
+            table.set(key, copy);
             changed.signalAll();
         } finally {
             lock.unlock();
@@ -50,8 +58,8 @@ public final class HashStore implements Store {
         List<String> keys = List.of(Stores.checkKey(key));
         lock.lock();
         try {
-            awaitLocked(keys, timeout, map::containsKey);
-            return map.get(key).clone();
+            awaitLocked(keys, timeout, table::hasValue);
+            return table.get(key).clone();
         } finally {
             lock.unlock();
         }
@@ -63,9 +71,7 @@ public final class HashStore implements Store {
         Stores.checkKey(key);
         lock.lock();
         try {
-            byte[] old = map.get(key);
-            long value = (old == null ? 0 : Stores.parseCounter(toString(), key, old)) + delta;
-            map.put(key, Stores.formatCounter(value));
+            long value = table.add(key, delta);
             changed.signalAll();
             return value;
         } finally {
@@ -81,21 +87,12 @@ public final class HashStore implements Store {
         Stores.checkValue("desired", desired);
         lock.lock();
         try {
-            byte[] current = map.get(key);
-            if (current == null) {
-                if (expected.length == 0) {
-                    map.put(key, desired.clone());
-                    changed.signalAll();
-                    return desired.clone();
-                }
-                return expected.clone();
+            byte[] copy = desired.clone();
+            byte[] result = table.compareSet(key, expected, copy);
+            if (result == copy) {
+                changed.signalAll(); // the table returns the copy itself exactly when it stored it
             }
-            if (Arrays.equals(current, expected)) {
-                map.put(key, desired.clone());
-                changed.signalAll();
-                return desired.clone();
-            }
-            return current.clone();
+            return result.clone();
         } finally {
             lock.unlock();
         }
@@ -107,7 +104,7 @@ public final class HashStore implements Store {
         Stores.checkKey(key);
         lock.lock();
         try {
-            return map.remove(key) != null;
+            return table.delete(key);
         } finally {
             lock.unlock();
         }
@@ -132,7 +129,7 @@ public final class HashStore implements Store {
         Stores.checkTimeout(timeout);
         lock.lock();
         try {
-            awaitLocked(keys, timeout, this::existsLocked);
+            awaitLocked(keys, timeout, table::exists);
         } finally {
             lock.unlock();
         }
@@ -143,7 +140,7 @@ public final class HashStore implements Store {
     public long numKeys() {
         lock.lock();
         try {
-            return map.size();
+            return table.size();
         } finally {
             lock.unlock();
         }
@@ -156,8 +153,7 @@ public final class HashStore implements Store {
         Stores.checkValue("value", value);
         lock.lock();
         try {
-            byte[] old = map.get(key);
-            map.put(key, old == null ? value.clone() : Stores.concat(old, value));
+            table.append(key, value.clone());
             changed.signalAll();
         } finally {
             lock.unlock();
@@ -170,10 +166,10 @@ public final class HashStore implements Store {
         Stores.checkKeys(keys);
         lock.lock();
         try {
-            awaitLocked(keys, timeout, map::containsKey);
+            awaitLocked(keys, timeout, table::hasValue);
             List<byte[]> values = new ArrayList<>(keys.size());
             for (String key : keys) {
-                values.add(map.get(key).clone());
+                values.add(table.get(key).clone());
             }
             return values;
         } finally {
@@ -189,7 +185,7 @@ public final class HashStore implements Store {
         lock.lock();
         try {
             for (int i = 0; i < keys.size(); ++i) {
-                map.put(keys.get(i), values.get(i).clone());
+                table.set(keys.get(i), values.get(i).clone());
             }
             changed.signalAll();
         } finally {
@@ -210,7 +206,7 @@ public final class HashStore implements Store {
         byte[] copy = Stores.checkValue("value", value).clone();
         lock.lock();
         try {
-            queues.computeIfAbsent(key, k -> new ArrayDeque<>()).addLast(copy);
+            table.queuePush(key, copy);
             changed.signalAll();
         } finally {
             lock.unlock();
@@ -223,8 +219,8 @@ public final class HashStore implements Store {
         List<String> keys = List.of(Stores.checkKey(key));
         lock.lock();
         try {
-            awaitLocked(keys, timeout, queues::containsKey);
-            return pollLocked(key);
+            awaitLocked(keys, timeout, table::hasQueue);
+            return table.queuePop(key);
         } finally {
             lock.unlock();
         }
@@ -236,7 +232,7 @@ public final class HashStore implements Store {
         Stores.checkKey(key);
         lock.lock();
         try {
-            return Optional.ofNullable(pollLocked(key));
+            return Optional.ofNullable(table.queuePop(key));
         } finally {
             lock.unlock();
         }
@@ -248,8 +244,7 @@ public final class HashStore implements Store {
         Stores.checkKey(key);
         lock.lock();
         try {
-            Deque<byte[]> queue = queues.get(key);
-            return queue == null ? 0 : queue.size();
+            return table.queueLength(key);
         } finally {
             lock.unlock();
         }
@@ -277,25 +272,8 @@ public final class HashStore implements Store {
         return "HashStore@" + Integer.toHexString(System.identityHashCode(this));
     }
 
-    private byte[] pollLocked(String key) {
-        Deque<byte[]> queue = queues.get(key);
-        if (queue == null) {
-            return null;
-        }
-        byte[] value = queue.pollFirst();
-        if (queue.isEmpty()) {
-            queues.remove(key);
-        }
-        return value;
-    }
-
-    // As in PyTorch, a non-empty queue of that name satisfies check and wait.
-    private boolean existsLocked(String key) {
-        return map.containsKey(key) || queues.containsKey(key);
-    }
-
     private boolean allPresentLocked(List<String> keys) {
-        return keys.stream().allMatch(this::existsLocked);
+        return keys.stream().allMatch(table::exists);
     }
 
     // get waits for values, queuePop for queue items, waitFor for either.

@@ -1,3 +1,16 @@
+/*
+ * Copyright 2026 The DJL Distributed Authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+ * in compliance with the License. You may obtain a copy of the License at
+ *
+ * http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the License
+ * is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express
+ * or implied. See the License for the specific language governing permissions and limitations under
+ * the License.
+ */
 package ai.djl.distributed.e2e;
 
 import ai.djl.Device;
@@ -204,6 +217,13 @@ public final class FaultWorker {
         System.out.flush();
     }
 
+    /** All-reduces forever: the test kills this worker, or a peer's death makes it throw. */
+    private static void allReduceUntilKilled(ProcessGroup g, NDManager m, int n) {
+        while (true) {
+            allReduce(g, m, n);
+        }
+    }
+
     private static void run(String[] p, ProcessGroup g, NDManager m, Store store) throws Exception {
         int rank = g.getRank();
         switch (p[0]) {
@@ -214,9 +234,8 @@ public final class FaultWorker {
             case "loop":
                 say("READY");
                 System.out.flush();
-                while (true) {
-                    allReduce(g, m, Integer.parseInt(p[1]));
-                }
+                allReduceUntilKilled(g, m, Integer.parseInt(p[1]));
+                break;
             case "fail":
             case "fail-first":
                 boolean first = "0".equals(System.getenv("TORCHELASTIC_RESTART_COUNT"));

@@ -1,3 +1,16 @@
+/*
+ * Copyright 2026 The DJL Distributed Authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+ * in compliance with the License. You may obtain a copy of the License at
+ *
+ * http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the License
+ * is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express
+ * or implied. See the License for the specific language governing permissions and limitations under
+ * the License.
+ */
 package ai.djl.distributed.store.tcp;
 
 import ai.djl.distributed.store.StoreException;
@@ -190,19 +203,19 @@ final class StoreConnection implements AutoCloseable {
             call(
                     new StoreRequest(
                             StoreOpcode.VALIDATE, List.of(), List.of(), StoreProtocol.MAGIC),
-                    Reply.NONE,
+                    ReplyType.NONE,
                     timeout);
         }
         if (!ping) {
             return;
         }
         long nonce = ProcessHandle.current().pid() & 0xFFFFFFFFL;
-        Object echo;
+        Long echo;
         try {
             echo =
                     call(
                             new StoreRequest(StoreOpcode.PING, List.of(), List.of(), nonce),
-                            Reply.U32,
+                            ReplyType.U32,
                             timeout);
         } catch (StoreException e) {
             if (decoder.failure() != null) {
@@ -274,15 +287,17 @@ final class StoreConnection implements AutoCloseable {
      * Sends a query and blocks for its reply.
      *
      * @param request the query
-     * @param reply the shape of its reply
+     * @param reply the reply type of its opcode
      * @param timeout how long to wait for the reply
-     * @return the reply
+     * @param <T> the type of the reply
+     * @return the reply ({@code null} for {@link ReplyType#NONE})
      * @throws StoreException if the connection failed, or no reply came in time (the connection is
      *     then closed, since later replies could no longer be matched)
      */
-    Object call(StoreRequest request, Reply reply, Duration timeout) {
-        int count = reply == Reply.MULTI_BYTES ? request.keys().size() : 0;
-        return await(send(request, reply, count), timeout);
+    <T> T call(StoreRequest request, ReplyType<T> reply, Duration timeout) {
+        Reply shape = reply.shape();
+        int count = shape == Reply.MULTI_BYTES ? request.keys().size() : 0;
+        return reply.of(await(send(request, shape, count), timeout));
     }
 
     /**
@@ -355,7 +370,9 @@ final class StoreConnection implements AutoCloseable {
         return String.valueOf(channel.remoteAddress());
     }
 
-    /** The server closed the connection in answer to PING: it predates PING (PyTorch < 2.4). */
+    /**
+     * The server closed the connection in answer to PING: it predates PING (PyTorch before 2.4).
+     */
     private static final class PingRejectedException extends StoreException {
 
         private static final long serialVersionUID = 1L;

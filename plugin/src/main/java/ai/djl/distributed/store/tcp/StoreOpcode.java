@@ -1,3 +1,16 @@
+/*
+ * Copyright 2026 The DJL Distributed Authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+ * in compliance with the License. You may obtain a copy of the License at
+ *
+ * http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the License
+ * is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express
+ * or implied. See the License for the specific language governing permissions and limitations under
+ * the License.
+ */
 package ai.djl.distributed.store.tcp;
 
 /**
@@ -10,31 +23,57 @@ package ai.djl.distributed.store.tcp;
  * many times.
  */
 public enum StoreOpcode {
+    /** Opens a connection: the U32 is the protocol's magic number; no reply. */
     VALIDATE(0, Field.U32),
+    /** Sets a key's value; no reply. */
     SET(1, Field.KEY, Field.VALUE),
+    /**
+     * Sets a key to the second value if it holds the first, or is missing and the first is empty;
+     * replies with the key's value after, or the first value if the key stays missing.
+     */
     COMPARE_SET(2, Field.KEY, Field.VALUE, Field.VALUE),
+    /** Replies with a key's value (empty if the key is missing: clients wait for it first). */
     GET(3, Field.KEY),
+    /** Adds to a key's counter (created at 0); replies with the sum. */
     ADD(4, Field.KEY, Field.I64),
+    /** Replies whether all the keys exist. */
     CHECK(5, Field.COUNT, Field.KEY),
+    /** Replies once all the keys exist. */
     WAIT(6, Field.COUNT, Field.KEY),
+    /** Replies with the number of keys. */
     GETNUMKEYS(7),
+    /** Deletes a key; replies 1 if it existed, else 0. */
     DELETE_KEY(8, Field.KEY),
+    /** Appends bytes to a key's value (created if missing); no reply. */
     APPEND(9, Field.KEY, Field.VALUE),
+    /** Replies with the values of several keys. */
     MULTI_GET(10, Field.COUNT, Field.KEY),
+    /** Sets several keys; no reply. */
     MULTI_SET(11, Field.COUNT, Field.KEY, Field.VALUE),
+    /** Cancels this connection's pending {@link #WAIT}. */
     CANCEL_WAIT(12),
+    /** Replies with the same U32: a liveness check (PyTorch 2.4 and later). */
     PING(13, Field.U32),
+    /** Pushes a value onto the queue named by the key; no reply. */
     QUEUE_PUSH(14, Field.KEY, Field.VALUE),
+    /** Pops the oldest value of the queue named by the key; replies 0 if the queue is empty. */
     QUEUE_POP(15, Field.KEY),
+    /** Replies with the length of the queue named by the key. */
     QUEUE_LEN(16, Field.KEY),
+    /** Replies with every key. */
     LIST(17);
 
     /** One field of a request. */
     public enum Field {
+        /** A key: its u64 length, then its bytes. */
         KEY,
+        /** A value: its u64 length, then its bytes. */
         VALUE,
+        /** A little-endian signed 64-bit integer. */
         I64,
+        /** A little-endian unsigned 32-bit integer. */
         U32,
+        /** A u64 count: the fields after it repeat that many times. */
         COUNT
     }
 

@@ -1,10 +1,21 @@
+/*
+ * Copyright 2026 The DJL Distributed Authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+ * in compliance with the License. You may obtain a copy of the License at
+ *
+ * http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the License
+ * is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express
+ * or implied. See the License for the specific language governing permissions and limitations under
+ * the License.
+ */
 package ai.djl.distributed.store.tcp;
 
-import ai.djl.distributed.store.Stores;
+import ai.djl.distributed.store.KeyTable;
 
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -13,21 +24,20 @@ import java.util.Map;
  * The keys, queues and waiters of one {@link TcpStoreServer}, shared by all its connections. Every
  * method takes the one lock. A write that satisfies a WAIT queues the waiter's STOP_WAITING while
  * still holding the lock, so a CANCEL_WAIT handled afterwards always replies behind it. Keys are
- * raw key bytes held in ISO-8859-1 strings.
+ * raw key bytes held in ISO-8859-1 strings; values are the decoded requests' own arrays.
  */
 final class StoreState {
 
-    private final Map<String, byte[]> data = new HashMap<>();
-    private final Map<String, ArrayDeque<byte[]>> queues = new HashMap<>();
+    private final KeyTable table = new KeyTable("TcpStoreServer");
     private final Map<String, List<Waiter>> waiters = new HashMap<>();
 
     synchronized void set(String key, byte[] value) {
-        data.put(key, value);
+        table.set(key, value);
         satisfy(key);
     }
 
     synchronized byte[] get(String key) {
-        return data.get(key);
+        return table.get(key);
     }
 
     /**
@@ -37,42 +47,27 @@ final class StoreState {
      * @throws ai.djl.distributed.store.StoreException if the current value is not a number
      */
     synchronized long add(String key, long delta) {
-        byte[] old = data.get(key);
-        long value = (old == null ? 0 : Stores.parseCounter("TcpStoreServer", key, old)) + delta;
-        data.put(key, Stores.formatCounter(value));
+        long value = table.add(key, delta);
         satisfy(key);
         return value;
     }
 
     synchronized byte[] compareSet(String key, byte[] expected, byte[] desired) {
-        byte[] current = data.get(key);
-        if (current == null) {
-            if (expected.length != 0) {
-                return expected;
-            }
-        } else if (!Arrays.equals(current, expected)) {
-            return current;
+        byte[] result = table.compareSet(key, expected, desired);
+        if (result == desired) {
+            satisfy(key); // the table returns desired itself exactly when it stored it
         }
-        data.put(key, desired);
-        satisfy(key);
-        return desired;
+        return result;
     }
 
     synchronized void append(String key, byte[] value) {
-        byte[] old = data.get(key);
-        if (old == null) {
-            data.put(key, value);
-        } else {
-            byte[] joined = Arrays.copyOf(old, old.length + value.length);
-            System.arraycopy(value, 0, joined, old.length, value.length);
-            data.put(key, joined);
-        }
+        table.append(key, value);
         satisfy(key);
     }
 
     synchronized void multiSet(List<String> keys, List<byte[]> values) {
         for (int i = 0; i < keys.size(); ++i) {
-            data.put(keys.get(i), values.get(i));
+            table.set(keys.get(i), values.get(i));
             satisfy(keys.get(i));
         }
     }
@@ -80,26 +75,26 @@ final class StoreState {
     synchronized List<byte[]> multiGet(List<String> keys) {
         List<byte[]> out = new ArrayList<>(keys.size());
         for (String key : keys) {
-            out.add(data.get(key));
+            out.add(table.get(key));
         }
         return out;
     }
 
     synchronized boolean delete(String key) {
-        return data.remove(key) != null;
+        return table.delete(key);
     }
 
     synchronized long numKeys() {
-        return data.size();
+        return table.size();
     }
 
     synchronized List<String> list() {
-        return new ArrayList<>(data.keySet());
+        return table.keys();
     }
 
     synchronized boolean check(List<String> keys) {
         for (String key : keys) {
-            if (!exists(key)) {
+            if (!table.exists(key)) {
                 return false;
             }
         }
@@ -115,7 +110,7 @@ final class StoreState {
         cancel(waiter);
         List<String> missing = new ArrayList<>(keys.size());
         for (String key : keys) {
-            if (!exists(key)) {
+            if (!table.exists(key)) {
                 missing.add(key);
             }
         }
@@ -147,7 +142,7 @@ final class StoreState {
 
     /** Pushes onto a queue; wakes at most one waiter, the one a pop would then serve. */
     synchronized void queuePush(String key, byte[] value) {
-        queues.computeIfAbsent(key, k -> new ArrayDeque<>()).addLast(value);
+        table.queuePush(key, value);
         List<Waiter> list = waiters.get(key);
         if (list == null) {
             return;
@@ -168,24 +163,11 @@ final class StoreState {
 
     /** Pops a queue's head; returns {@code null} if it is empty. */
     synchronized byte[] queuePop(String key) {
-        ArrayDeque<byte[]> queue = queues.get(key);
-        if (queue == null) {
-            return null;
-        }
-        byte[] value = queue.pollFirst();
-        if (queue.isEmpty()) {
-            queues.remove(key);
-        }
-        return value;
+        return table.queuePop(key);
     }
 
     synchronized long queueLength(String key) {
-        ArrayDeque<byte[]> queue = queues.get(key);
-        return queue == null ? 0 : queue.size();
-    }
-
-    private boolean exists(String key) {
-        return data.containsKey(key) || queues.containsKey(key);
+        return table.queueLength(key);
     }
 
     // A write to key: each waiter registered on it misses one key fewer; those at 0 are woken.

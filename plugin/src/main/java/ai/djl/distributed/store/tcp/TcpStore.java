@@ -1,21 +1,28 @@
+/*
+ * Copyright 2026 The DJL Distributed Authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+ * in compliance with the License. You may obtain a copy of the License at
+ *
+ * http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the License
+ * is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express
+ * or implied. See the License for the specific language governing permissions and limitations under
+ * the License.
+ */
 package ai.djl.distributed.store.tcp;
 
 import static ai.djl.distributed.store.tcp.WireKeys.toWire;
 
 import ai.djl.distributed.store.Store;
 import ai.djl.distributed.store.StoreException;
-import ai.djl.distributed.store.StoreTimeoutException;
 import ai.djl.distributed.store.Stores;
-import ai.djl.distributed.store.tcp.PendingCall.Reply;
-import ai.djl.distributed.store.tcp.PendingCall.WaitResult;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A store served over TCP, speaking PyTorch's TCPStore protocol (2.2 and later): the counterpart of
@@ -37,14 +44,11 @@ public final class TcpStore implements Store {
     private final String host;
     private final int port;
     private final TcpStoreServer server; // null unless this instance serves
-    private final StoreConnection connection;
+    private final StoreClient client;
     private final Integer worldSize;
-    private final ReentrantLock lock = new ReentrantLock();
-    private volatile Duration timeout;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     private TcpStore(Builder b) {
-        this.timeout = b.timeout;
         this.worldSize = b.worldSize;
         this.host = b.host;
         TcpStoreServer started = null;
@@ -55,7 +59,9 @@ public final class TcpStore implements Store {
         this.port = started != null ? started.getPort() : b.port;
         try {
             String connectHost = started != null && isWildcard(b.host) ? "127.0.0.1" : b.host;
-            connection = StoreConnection.connect(connectHost, port, timeout, b.secret);
+            StoreConnection connection =
+                    StoreConnection.connect(connectHost, port, b.timeout, b.secret);
+            client = new StoreClient(toString(), connection, b.timeout);
         } catch (RuntimeException e) {
             if (started != null) {
                 SharedServers.release(started);
@@ -125,7 +131,7 @@ public final class TcpStore implements Store {
         if (server == null) {
             return;
         }
-        Duration limit = timeout;
+        Duration limit = client.timeout();
         long deadline = Stores.deadline(limit);
         while (true) {
             if (joined >= worldSize) {
@@ -141,7 +147,7 @@ public final class TcpStore implements Store {
                                 + worldSize
                                 + " clients joined.");
             }
-            sleep(10);
+            client.sleep(10);
             joined = rawAdd(StoreProtocol.INIT_KEY, 0);
         }
     }
@@ -150,25 +156,19 @@ public final class TcpStore implements Store {
     @Override
     public void set(String key, byte[] value) {
         Stores.checkValue("value", value);
-        call(request(StoreOpcode.SET, List.of(toWire(key)), List.of(value)), Reply.NONE);
+        client.call(request(StoreOpcode.SET, List.of(toWire(key)), List.of(value)), ReplyType.NONE);
     }
 
     /** {@inheritDoc} */
     @Override
     public byte[] get(String key) {
-        String wireKey = toWire(key);
-        lockConnection();
-        try {
-            // As PyTorch's client: WAIT first, so the GET never misses.
-            waitLocked(List.of(key), List.of(wireKey), timeout);
-            return (byte[])
-                    callLocked(
-                            request(StoreOpcode.GET, List.of(wireKey), List.of()),
-                            Reply.BYTES,
-                            timeout);
-        } finally {
-            lock.unlock();
-        }
+        List<String> wireKey = List.of(toWire(key));
+        // As PyTorch's client: WAIT first, so the GET never misses.
+        return client.waitThenCall(
+                List.of(key),
+                wireKey,
+                request(StoreOpcode.GET, wireKey, List.of()),
+                ReplyType.BYTES);
     }
 
     /** {@inheritDoc} */
@@ -178,10 +178,9 @@ public final class TcpStore implements Store {
     }
 
     private long rawAdd(String wireKey, long delta) {
-        return (Long)
-                call(
-                        new StoreRequest(StoreOpcode.ADD, List.of(wireKey), List.of(), delta),
-                        Reply.I64);
+        return client.call(
+                new StoreRequest(StoreOpcode.ADD, List.of(wireKey), List.of(), delta),
+                ReplyType.I64);
     }
 
     /** {@inheritDoc} */
@@ -189,29 +188,25 @@ public final class TcpStore implements Store {
     public byte[] compareSet(String key, byte[] expected, byte[] desired) {
         Stores.checkValue("expected", expected);
         Stores.checkValue("desired", desired);
-        return (byte[])
-                call(
-                        request(
-                                StoreOpcode.COMPARE_SET,
-                                List.of(toWire(key)),
-                                List.of(expected, desired)),
-                        Reply.BYTES);
+        return client.call(
+                request(StoreOpcode.COMPARE_SET, List.of(toWire(key)), List.of(expected, desired)),
+                ReplyType.BYTES);
     }
 
     /** {@inheritDoc} */
     @Override
     public boolean deleteKey(String key) {
-        return (Long)
-                        call(
-                                request(StoreOpcode.DELETE_KEY, List.of(toWire(key)), List.of()),
-                                Reply.I64)
-                > 0;
+        long deleted =
+                client.call(
+                        request(StoreOpcode.DELETE_KEY, List.of(toWire(key)), List.of()),
+                        ReplyType.I64);
+        return deleted > 0;
     }
 
     /** {@inheritDoc} */
     @Override
     public boolean check(List<String> keys) {
-        int reply = (Integer) call(request(StoreOpcode.CHECK, toWire(keys), List.of()), Reply.U8);
+        int reply = client.call(request(StoreOpcode.CHECK, toWire(keys), List.of()), ReplyType.U8);
         return reply == StoreProtocol.CHECK_READY;
     }
 
@@ -220,63 +215,32 @@ public final class TcpStore implements Store {
     public void waitFor(List<String> keys, Duration timeout) {
         List<String> wireKeys = toWire(keys);
         Stores.checkTimeout(timeout);
-        lockConnection();
-        try {
-            waitLocked(keys, wireKeys, timeout);
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    // WAIT, and on timeout CANCEL_WAIT, as PyTorch 2.1+ does, so the connection stays in step.
-    private void waitLocked(List<String> keys, List<String> wireKeys, Duration limit) {
-        ensureOpen();
-        PendingCall wait =
-                connection.send(request(StoreOpcode.WAIT, wireKeys, List.of()), Reply.WAIT, 0);
-        Object result = StoreConnection.awaitOrNull(wait.future, limit);
-        if (!StoreConnection.timedOut(result)) {
-            return;
-        }
-        PendingCall cancel =
-                connection.send(
-                        request(StoreOpcode.CANCEL_WAIT, List.of(), List.of()), Reply.CANCEL, 0);
-        connection.await(cancel, Duration.ofSeconds(Math.max(10, Math.min(limit.toSeconds(), 60))));
-        if (wait.future.isDone() && wait.future.join() == WaitResult.STOPPED) {
-            return; // the keys landed while we cancelled: nothing was lost, so succeed
-        }
-        throw new StoreTimeoutException(toString(), keys, limit);
+        client.waitFor(keys, wireKeys, timeout);
     }
 
     /** {@inheritDoc} */
     @Override
     public long numKeys() {
-        return (Long) call(request(StoreOpcode.GETNUMKEYS, List.of(), List.of()), Reply.I64);
+        return client.call(request(StoreOpcode.GETNUMKEYS, List.of(), List.of()), ReplyType.I64);
     }
 
     /** {@inheritDoc} */
     @Override
     public void append(String key, byte[] value) {
         Stores.checkValue("value", value);
-        call(request(StoreOpcode.APPEND, List.of(toWire(key)), List.of(value)), Reply.NONE);
+        client.call(
+                request(StoreOpcode.APPEND, List.of(toWire(key)), List.of(value)), ReplyType.NONE);
     }
 
     /** {@inheritDoc} */
     @Override
-    @SuppressWarnings("unchecked")
     public List<byte[]> multiGet(List<String> keys) {
         List<String> wireKeys = toWire(keys);
-        lockConnection();
-        try {
-            waitLocked(keys, wireKeys, timeout);
-            return new ArrayList<>(
-                    (List<byte[]>)
-                            callLocked(
-                                    request(StoreOpcode.MULTI_GET, wireKeys, List.of()),
-                                    Reply.MULTI_BYTES,
-                                    timeout));
-        } finally {
-            lock.unlock();
-        }
+        return client.waitThenCall(
+                keys,
+                wireKeys,
+                request(StoreOpcode.MULTI_GET, wireKeys, List.of()),
+                ReplyType.MULTI_BYTES);
     }
 
     /** {@inheritDoc} */
@@ -284,7 +248,7 @@ public final class TcpStore implements Store {
     public void multiSet(List<String> keys, List<byte[]> values) {
         List<String> wireKeys = toWire(keys);
         Stores.checkSameSize(keys, values);
-        call(request(StoreOpcode.MULTI_SET, wireKeys, values), Reply.NONE);
+        client.call(request(StoreOpcode.MULTI_SET, wireKeys, values), ReplyType.NONE);
     }
 
     /** {@inheritDoc} */
@@ -297,71 +261,44 @@ public final class TcpStore implements Store {
     @Override
     public void queuePush(String key, byte[] value) {
         Stores.checkValue("value", value);
-        call(request(StoreOpcode.QUEUE_PUSH, List.of(toWire(key)), List.of(value)), Reply.NONE);
+        client.call(
+                request(StoreOpcode.QUEUE_PUSH, List.of(toWire(key)), List.of(value)),
+                ReplyType.NONE);
     }
 
     /** {@inheritDoc} */
     @Override
     public byte[] queuePop(String key) {
-        String wireKey = toWire(key);
-        Duration limit = timeout;
-        long deadline = Stores.deadline(limit);
-        lockConnection();
-        try {
-            while (true) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    throw new StoreTimeoutException(toString(), List.of(key), limit);
-                }
-                // a non-empty queue satisfies WAIT; another client may still pop first, so loop
-                waitLocked(List.of(key), List.of(wireKey), Duration.ofNanos(left));
-                byte[][] popped =
-                        (byte[][])
-                                callLocked(
-                                        request(StoreOpcode.QUEUE_POP, List.of(wireKey), List.of()),
-                                        Reply.QUEUE_POP,
-                                        timeout);
-                if (popped.length == 1) {
-                    return popped[0];
-                }
-                // another client won the item, or a plain key of that name satisfied the WAIT
-                sleep(10);
-            }
-        } catch (StoreTimeoutException e) {
-            throw new StoreTimeoutException(toString(), List.of(key), limit);
-        } finally {
-            lock.unlock();
-        }
+        return client.queuePop(key, toWire(key));
     }
 
     /** {@inheritDoc} */
     @Override
     public Optional<byte[]> queueTryPop(String key) {
         byte[][] popped =
-                (byte[][])
-                        call(
-                                request(StoreOpcode.QUEUE_POP, List.of(toWire(key)), List.of()),
-                                Reply.QUEUE_POP);
+                client.call(
+                        request(StoreOpcode.QUEUE_POP, List.of(toWire(key)), List.of()),
+                        ReplyType.QUEUE_POP);
         return popped.length == 1 ? Optional.of(popped[0]) : Optional.empty();
     }
 
     /** {@inheritDoc} */
     @Override
     public long queueLength(String key) {
-        return (Long)
-                call(request(StoreOpcode.QUEUE_LEN, List.of(toWire(key)), List.of()), Reply.I64);
+        return client.call(
+                request(StoreOpcode.QUEUE_LEN, List.of(toWire(key)), List.of()), ReplyType.I64);
     }
 
     /** {@inheritDoc} */
     @Override
     public Duration getTimeout() {
-        return timeout;
+        return client.timeout();
     }
 
     /** {@inheritDoc} */
     @Override
     public void setTimeout(Duration timeout) {
-        this.timeout = Stores.checkTimeout(timeout);
+        client.setTimeout(Stores.checkTimeout(timeout));
     }
 
     /**
@@ -373,9 +310,7 @@ public final class TcpStore implements Store {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
-        if (connection != null) {
-            connection.close();
-        }
+        client.close();
         if (server != null) {
             SharedServers.release(server);
         }
@@ -387,61 +322,12 @@ public final class TcpStore implements Store {
         return "TcpStore(" + host + ":" + port + (server != null ? ", server" : "") + ")";
     }
 
-    private Object call(StoreRequest request, Reply reply) {
-        lockConnection();
-        try {
-            return callLocked(request, reply, timeout);
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    private Object callLocked(StoreRequest request, Reply reply, Duration limit) {
-        ensureOpen();
-        return connection.call(request, reply, limit);
-    }
-
-    // Calls share one connection, as in PyTorch: a call waits for the one in progress, but
-    // never longer than the store timeout.
-    private void lockConnection() {
-        Duration limit = timeout;
-        try {
-            if (lock.tryLock(limit.toNanos(), TimeUnit.NANOSECONDS)) {
-                return;
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new StoreException(this + ": interrupted while waiting for the connection", e);
-        }
-        throw new StoreException(
-                this
-                        + ": another thread's call held this instance's connection for over "
-                        + limit.toMillis()
-                        + " ms (calls of one TcpStore are serialised, as in PyTorch: use one"
-                        + " instance per thread for concurrent blocking calls)");
-    }
-
-    private void ensureOpen() {
-        if (closed.get()) {
-            throw new IllegalStateException(this + " is closed");
-        }
-    }
-
     private static StoreRequest request(StoreOpcode op, List<String> keys, List<byte[]> values) {
         return new StoreRequest(op, keys, values);
     }
 
     private static boolean isWildcard(String host) {
         return host.equals("0.0.0.0") || host.equals("::") || host.equals("[::]");
-    }
-
-    private void sleep(long millis) {
-        try {
-            TimeUnit.MILLISECONDS.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new StoreException(this + ": interrupted", e);
-        }
     }
 
     /**

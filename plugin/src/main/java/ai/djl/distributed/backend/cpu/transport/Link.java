@@ -1,3 +1,16 @@
+/*
+ * Copyright 2026 The DJL Distributed Authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+ * in compliance with the License. You may obtain a copy of the License at
+ *
+ * http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the License
+ * is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express
+ * or implied. See the License for the specific language governing permissions and limitations under
+ * the License.
+ */
 package ai.djl.distributed.backend.cpu.transport;
 
 import ai.djl.distributed.CommunicationException;
@@ -9,14 +22,12 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.Map;
+import java.util.List;
 
 /**
- * The connection to one peer over any byte stream (a TCP socket, a shared-memory ring): a queue of
- * frames to write and the state of the frame being read.
+ * The connection to one peer over any byte stream (a TCP socket, a shared-memory ring): the frame
+ * being read, and its lifecycle. Frames to write wait in its {@link WriteQueue}; messages are
+ * matched to receives by its {@link MessageMatcher}.
  *
  * <p>The link is its own lock. The transport's progress thread serves it; a transport that posts
  * directly (TCP, as gloo's pairs do) also calls it from the posting thread, which then writes a
@@ -85,27 +96,13 @@ final class Link {
     /** Size of the buffer a reducing receive streams through (it stays in cache). */
     static final int BOUNCE_BYTES = 256 * 1024;
 
-    /** A message that arrived before its receive was posted. */
-    record Stashed(Frame frame, ByteBuffer body) {}
-
     final int peer;
     private final Channel channel;
     private final Owner owner;
-    private final ArrayDeque<OutFrame> out = new ArrayDeque<>();
-    private final Map<Long, PostedRecv> posted = new HashMap<>();
-    private final Map<Long, Stashed> stash = new HashMap<>();
-    private long currentSeq = -1; // the collective this rank runs, as begin() was told
-    private OpSignature currentSig;
-    // What this rank called for its last few collectives, to name both sides of a mismatch.
-    private final Map<Long, OpSignature> recent =
-            new java.util.LinkedHashMap<>() {
-                private static final long serialVersionUID = 1L;
-
-                @Override
-                protected boolean removeEldestEntry(Map.Entry<Long, OpSignature> eldest) {
-                    return size() > 16;
-                }
-            };
+    // The roles below share the link's lock; the transfers they finish are settled after it.
+    private final Settlements settlements = new Settlements();
+    private final WriteQueue out;
+    private final MessageMatcher matcher;
     private final ByteBuffer header =
             ByteBuffer.allocateDirect(Frame.HEADER_BYTES).order(ByteOrder.LITTLE_ENDIAN);
 
@@ -119,11 +116,7 @@ final class Link {
     private ByteBuffer bounce; // a reducing receive's staging buffer, allocated on first use
     private int reduced; // bytes of the current reducing receive already reduced
     private CommunicationException closedCause; // why the peer can no longer be reached
-    private final ArrayList<Settled> settled = new ArrayList<>(); // finished, not yet told
     private Gone gone; // the peer left, and the owner has not been told yet
-
-    /** A transfer finished under the lock, to complete (or fail) once it is released. */
-    private record Settled(Transfer transfer, CommunicationException failure) {}
 
     /** The peer's departure, to tell the owner once the lock is released. */
     private record Gone(CommunicationException cause, boolean orderly) {}
@@ -132,6 +125,8 @@ final class Link {
         this.peer = peer;
         this.channel = channel;
         this.owner = owner;
+        this.out = new WriteQueue(channel, settlements);
+        this.matcher = new MessageMatcher(peer, settlements);
     }
 
     // Entry points: each takes the lock, and settles what it finished once it has let go.
@@ -240,7 +235,7 @@ final class Link {
 
     /** Whether a transfer is under way or awaited on this link (then the peer's bytes are due). */
     synchronized boolean isActive() {
-        return !out.isEmpty() || !posted.isEmpty() || inFrame != null;
+        return !out.isEmpty() || matcher.hasPosted() || inFrame != null;
     }
 
     /**
@@ -248,14 +243,13 @@ final class Link {
      * called holding the lock, since the owner's abort takes every link's in turn.
      */
     private void settle() {
-        Settled[] done;
+        List<Settlements.Settled> done;
         Gone left;
         synchronized (this) {
-            if (settled.isEmpty() && gone == null) {
+            if (settlements.isEmpty() && gone == null) {
                 return;
             }
-            done = settled.toArray(new Settled[0]);
-            settled.clear();
+            done = settlements.drain();
             left = gone;
             gone = null;
         }
@@ -263,7 +257,7 @@ final class Link {
         // and the transfers the loss failed should tell their waiters that reason.
         CommunicationException reported =
                 left == null ? null : owner.onPeerGone(left.cause(), left.orderly());
-        for (Settled d : done) {
+        for (Settlements.Settled d : done) {
             if (d.failure() == null) {
                 d.transfer().complete();
             } else {
@@ -273,19 +267,11 @@ final class Link {
         }
     }
 
-    private void finished(Transfer t) {
-        settled.add(new Settled(t, null));
-    }
-
-    private void failed(Transfer t, CommunicationException e) {
-        settled.add(new Settled(t, e));
-    }
-
     // Below, everything runs holding the lock.
 
     private void postSend(OutFrame frame) {
         if (closedCause != null) {
-            failed(frame.transfer(), closedCause);
+            settlements.failed(frame.transfer(), closedCause);
             return;
         }
         out.add(frame);
@@ -299,29 +285,8 @@ final class Link {
 
     /** Writes queued frames until the socket is full; called when posting and when writable. */
     private void flush() throws IOException {
-        while (!out.isEmpty()) {
-            OutFrame f = out.peek();
-            channel.write(f.buffers());
-            if (!written(f.buffers())) {
-                updateInterest();
-                return;
-            }
-            out.poll();
-            if (f.transfer() != null) {
-                finished(f.transfer());
-            }
-        }
+        out.flush();
         updateInterest();
-    }
-
-    /** Whether every buffer of a frame has gone: its body may be empty while its header is not. */
-    private static boolean written(ByteBuffer[] buffers) {
-        for (ByteBuffer b : buffers) {
-            if (b.hasRemaining()) {
-                return false;
-            }
-        }
-        return true;
     }
 
     private void updateInterest() {
@@ -330,19 +295,19 @@ final class Link {
 
     private void postRecv(PostedRecv r) {
         // A message already here is delivered first, even one that came before a goodbye.
-        Stashed s = stash.remove(r.slot());
+        MessageMatcher.Stashed s = matcher.takeStashed(r.slot());
         if (s != null) {
-            checkMatch(r, s.frame());
+            matcher.checkMatch(r, s.frame());
             deliver(r, s.body());
             return;
         }
         if (closedCause != null) {
-            failed(r.transfer(), closedCause);
+            settlements.failed(r.transfer(), closedCause);
             return;
         }
         if (parked && inFrame.slot == r.slot()) {
             // The message is in the socket already: read it straight into the receive.
-            checkMatch(r, inFrame);
+            matcher.checkMatch(r, inFrame);
             parked = false;
             beginBody(r);
             updateInterest();
@@ -362,19 +327,9 @@ final class Link {
             updateInterest();
         }
         if (Frame.isCollective(r.slot())) {
-            // Messages from one peer arrive in its order of collectives: a later collective's
-            // message before this one's means the peer skipped it.
-            if (parked && Frame.seqOf(inFrame.slot) > Frame.seqOf(r.slot())) {
-                throw skipped(r, inFrame);
-            }
-            for (Stashed later : stash.values()) {
-                if (Frame.isCollective(later.frame().slot)
-                        && Frame.seqOf(later.frame().slot) > Frame.seqOf(r.slot())) {
-                    throw skipped(r, later.frame());
-                }
-            }
+            matcher.checkNotSkipped(r, parked ? inFrame : null);
         }
-        posted.put(r.slot(), r);
+        matcher.post(r);
     }
 
     /**
@@ -385,30 +340,7 @@ final class Link {
      * @throws CommunicationException if an early message of the peer's disagrees
      */
     synchronized void begin(long seq, OpSignature sig) {
-        currentSeq = seq;
-        currentSig = sig;
-        recent.put(seq, sig);
-        for (Stashed st : stash.values()) {
-            checkCurrent(st.frame());
-        }
-        if (parked) {
-            checkCurrent(inFrame);
-        }
-    }
-
-    /**
-     * A peer's message for a collective this rank runs or has recently run (the last 16) must carry
-     * the signature this rank called it with.
-     */
-    private void checkCurrent(Frame f) {
-        if (f.kind != Frame.DATA || !Frame.isCollective(f.slot)) {
-            return;
-        }
-        long seq = Frame.seqOf(f.slot);
-        OpSignature mine = recent.get(seq);
-        if (mine != null && !mine.equals(f.signature)) {
-            throw Mismatch.differentCall(peer, seq, mine, f.signature);
-        }
+        matcher.begin(seq, sig, parked ? inFrame : null);
     }
 
     /** Reads whatever the socket holds, completing receives and stashing early messages. */
@@ -449,26 +381,20 @@ final class Link {
         inRecv = null;
         int length = (int) f.length;
         if (f.kind == Frame.DATA) {
-            PostedRecv r = posted.remove(f.slot);
+            PostedRecv r = matcher.takePosted(f.slot);
             if (r != null) {
-                checkMatch(r, f);
+                matcher.checkMatch(r, f);
                 beginBody(r);
                 return;
             }
             if (Frame.isCollective(f.slot)) {
-                checkCurrent(f);
-                for (PostedRecv earlier : posted.values()) {
-                    if (Frame.isCollective(earlier.slot())
-                            && Frame.seqOf(earlier.slot()) < Frame.seqOf(f.slot)) {
-                        throw skipped(earlier, f);
-                    }
-                }
+                matcher.checkEarly(f);
             }
         }
         if (f.kind == Frame.DATA
                 && Frame.isCollective(f.slot)
                 && length > STASH_LIMIT
-                && !awaitsPointToPoint()) {
+                && !matcher.awaitsPointToPoint()) {
             // A large early message waits in the stream (its sender waits too) rather than in a
             // copy: collectives post their receives in the order their peers send.
             parked = true;
@@ -492,29 +418,19 @@ final class Link {
         } else if (f.kind == Frame.BYE) {
             peerGone("rank " + peer + " has destroyed its process group", true);
         } else if (inRecv != null) {
-            finished(inRecv.transfer());
+            settlements.finished(inRecv.transfer());
         } else {
-            PostedRecv late = posted.remove(f.slot);
+            PostedRecv late = matcher.takePosted(f.slot);
             if (late != null) {
                 // Its receive was posted while this body was being read into a stash buffer.
-                checkMatch(late, f);
+                matcher.checkMatch(late, f);
                 deliver(late, inBody.flip());
             } else {
-                stash.put(f.slot, new Stashed(f, inBody.flip()));
+                matcher.stash(f, inBody.flip());
             }
         }
         inRecv = null;
         inBody = null;
-    }
-
-    /** Whether a point-to-point receive is posted, perhaps for a message behind this one. */
-    private boolean awaitsPointToPoint() {
-        for (long slot : posted.keySet()) {
-            if (!Frame.isCollective(slot)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /** Starts reading the current frame's body into (or reducing it into) a posted receive. */
@@ -579,7 +495,7 @@ final class Link {
             int es = r.reducer().elementSize();
             r.reducer().reduce(r.into(), 0, body, body.position(), body.remaining() / es);
         }
-        finished(r.transfer());
+        settlements.finished(r.transfer());
     }
 
     /** The peer left: fails what waits on it; the transport decides whether that is fatal. */
@@ -603,44 +519,14 @@ final class Link {
         }
         channel.close();
         if (inRecv != null) {
-            failed(inRecv.transfer(), e); // cut off mid-body: it is no longer in the posted map
+            // cut off mid-body: it is no longer in the posted map
+            settlements.failed(inRecv.transfer(), e);
         }
         inRecv = null;
         inFrame = null;
         inBody = null;
         parked = false;
-        posted.values().forEach(r -> failed(r.transfer(), e));
-        posted.clear();
-        for (OutFrame f : out) {
-            if (f.transfer() != null) {
-                failed(f.transfer(), e);
-            }
-        }
-        out.clear();
-    }
-
-    private void checkMatch(PostedRecv r, Frame f) {
-        if (!r.signature().equals(f.signature) || r.into().remaining() != f.length) {
-            CommunicationException e =
-                    Mismatch.differentMessage(
-                            peer,
-                            r.slot(),
-                            r.signature(),
-                            r.into().remaining(),
-                            f.signature,
-                            f.length);
-            // The receive is no longer in the posted map: fail it here, the abort will not.
-            failed(r.transfer(), e);
-            throw e;
-        }
-    }
-
-    private CommunicationException skipped(PostedRecv mine, Frame theirs) {
-        return Mismatch.skipped(
-                peer,
-                Frame.seqOf(mine.slot()),
-                mine.signature(),
-                Frame.seqOf(theirs.slot),
-                theirs.signature);
+        matcher.failPosted(e);
+        out.failAll(e);
     }
 }
