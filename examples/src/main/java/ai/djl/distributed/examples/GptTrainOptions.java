@@ -64,7 +64,7 @@ public final class GptTrainOptions {
     @Option(
             names = "--warmup",
             paramLabel = "N",
-            description = "linear warm-up steps (default 100)")
+            description = "linear warm-up steps (default ${DEFAULT-VALUE})")
     int warmup = 100;
 
     @Option(
