@@ -23,6 +23,7 @@ import ai.djl.ndarray.index.NDIndex;
 import ai.djl.ndarray.types.DataType;
 import ai.djl.ndarray.types.Shape;
 import ai.djl.pytorch.jni.JniUtils;
+import ai.djl.training.optimizer.Optimizer;
 
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -87,10 +88,12 @@ final class FlatUnit implements AutoCloseable {
             List<NDArray> values,
             NDManager parent,
             BufferPool pool,
+            long slice,
             ProcessGroup shardGroup,
             ProcessGroup replicaGroup) {
         this.index = index;
         this.pool = pool;
+        this.slice = slice;
         this.spec = spec;
         this.shardGroup = shardGroup;
         this.replicaGroup = replicaGroup;
@@ -142,8 +145,53 @@ final class FlatUnit implements AutoCloseable {
         }
     }
 
+    /**
+     * The longest range the optimizer updates at once (2 MiB of float32): its temporaries stay
+     * small enough to come from the C heap and be reused, rather than mapped and faulted in again
+     * for every unit of every step (a quarter of a step's time on the benchmark GPT).
+     */
+    static final long SLICE = 1 << 19;
+
+    private final long slice;
+
     int index() {
         return index;
+    }
+
+    /** The number of ranges the optimizer updates this rank's shard in. */
+    int sliceCount() {
+        return (int) ((chunk + slice - 1) / slice);
+    }
+
+    /** The start of optimizer range {@code c} in the shard. */
+    long sliceStart(int c) {
+        return c * slice;
+    }
+
+    /** The end (exclusive) of optimizer range {@code c} in the shard. */
+    long sliceEnd(int c) {
+        return Math.min(chunk, (c + 1) * slice);
+    }
+
+    /**
+     * Runs the optimizer on the shard, range by range (elementwise optimizers give what one update
+     * of the whole shard would), each range its own optimizer state.
+     *
+     * @param optimizer the optimizer
+     * @param ids the optimizer id of each range
+     */
+    void update(Optimizer optimizer, List<String> ids) {
+        if (sliceCount() == 1) {
+            optimizer.update(ids.get(0), shard, grad);
+            return;
+        }
+        for (int c = 0; c < ids.size(); c++) {
+            NDIndex range = new NDIndex(sliceStart(c) + ":" + sliceEnd(c));
+            try (NDArray w = shard.get(range);
+                    NDArray g = grad.get(range)) {
+                optimizer.update(ids.get(c), w, g);
+            }
+        }
     }
 
     String name() {

@@ -168,14 +168,25 @@ public final class FsdpCheckpoint {
                 out.writeLong(lo);
                 out.writeInt(real);
                 writeFloats(out, u.shard(), real);
-                String id = FullyShardedDataParallel.optimizerId(u);
-                int[] counts = OptimizerState.counts(fsdp.optimizer(), id);
+                List<String> ids = FullyShardedDataParallel.optimizerIds(u);
+                int[] counts = OptimizerState.counts(fsdp.optimizer(), ids.get(0));
                 out.writeInt(counts[0]);
                 out.writeInt(counts[1]);
-                List<NDArray> state = OptimizerState.arrays(fsdp.optimizer(), id);
-                out.writeInt(state.size());
-                for (NDArray a : state) {
-                    writeFloats(out, a, real);
+                // Each state (Adam's two moments) over the shard's ranges, in order.
+                List<List<NDArray>> ranges = new ArrayList<>();
+                for (String id : ids) {
+                    ranges.add(OptimizerState.arrays(fsdp.optimizer(), id));
+                }
+                int states = ranges.get(0).size();
+                out.writeInt(states);
+                for (int k = 0; k < states; k++) {
+                    out.writeInt(real);
+                    int left = real;
+                    for (List<NDArray> range : ranges) {
+                        int n = (int) Math.min(left, range.get(k).size());
+                        writeRaw(out, range.get(k), n);
+                        left -= n;
+                    }
                 }
             }
         }
@@ -254,16 +265,17 @@ public final class FsdpCheckpoint {
             u.shard().set(new NDIndex(":"), mine);
         }
         if (!states.isEmpty()) {
-            List<NDArray> arrays = new ArrayList<>();
-            for (float[] s : states) {
-                arrays.add(slice(m, s, lo, chunk));
+            List<String> ids = FullyShardedDataParallel.optimizerIds(u);
+            for (int c = 0; c < ids.size(); c++) {
+                List<NDArray> arrays = new ArrayList<>();
+                int from = lo + (int) u.sliceStart(c);
+                long length = u.sliceEnd(c) - u.sliceStart(c);
+                for (float[] s : states) {
+                    arrays.add(slice(m, s, from, length));
+                }
+                OptimizerState.put(
+                        fsdp.optimizer(), ids.get(c), arrays, counts, u.shard().getDevice());
             }
-            OptimizerState.put(
-                    fsdp.optimizer(),
-                    FullyShardedDataParallel.optimizerId(u),
-                    arrays,
-                    counts,
-                    u.shard().getDevice());
         }
     }
 
@@ -338,10 +350,15 @@ public final class FsdpCheckpoint {
     }
 
     private static void writeFloats(DataOutputStream out, NDArray a, int count) throws IOException {
+        out.writeInt(count);
+        writeRaw(out, a, count);
+    }
+
+    /** The first {@code count} elements of a float32 array, without a length. */
+    private static void writeRaw(DataOutputStream out, NDArray a, int count) throws IOException {
         if (a.getDataType() != DataType.FLOAT32) {
             throw new IOException("array: " + a.getDataType() + " (expected: float32)");
         }
-        out.writeInt(count);
         if (count > 0) {
             try (NDArray part = a.get(new NDIndex("0:" + count))) {
                 out.write(part.toByteArray());

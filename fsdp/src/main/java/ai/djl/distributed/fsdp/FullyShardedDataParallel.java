@@ -99,6 +99,7 @@ public final class FullyShardedDataParallel extends Trainer {
     private final ShardedParameterStore store;
     private final BufferPool pool;
     private final long seedBase;
+    private final long slice;
 
     private List<FlatUnit> units;
     private UnitLayout layout;
@@ -131,6 +132,7 @@ public final class FullyShardedDataParallel extends Trainer {
             HeapPolicy.returnBlocksFrom(b.heapThreshold);
         }
         seedBase = RandomUtils.RANDOM.nextLong();
+        slice = b.slice;
     }
 
     /**
@@ -207,7 +209,7 @@ public final class FullyShardedDataParallel extends Trainer {
             clipGradNorm();
         }
         for (FlatUnit u : units) {
-            optimizer.update(optimizerId(u), u.shard(), u.gradient());
+            u.update(optimizer, optimizerIds(u));
             u.zeroGradient();
         }
         addMetric("step", begin);
@@ -344,8 +346,10 @@ public final class FullyShardedDataParallel extends Trainer {
         for (FlatUnit u : units) {
             params += u.shard().size() * 4;
             grads += u.gradient().size() * 4;
-            for (NDArray a : OptimizerState.arrays(optimizer, optimizerId(u))) {
-                state += a.size() * a.getDataType().getNumOfBytes();
+            for (String id : optimizerIds(u)) {
+                for (NDArray a : OptimizerState.arrays(optimizer, id)) {
+                    state += a.size() * a.getDataType().getNumOfBytes();
+                }
             }
         }
         return new MemoryAtRest(params, grads, state);
@@ -413,8 +417,13 @@ public final class FullyShardedDataParallel extends Trainer {
         return replicaGroup;
     }
 
-    static String optimizerId(FlatUnit u) {
-        return "fsdp/" + u.name();
+    /** The optimizer ids of a unit's shard, one per range it is updated in. */
+    static List<String> optimizerIds(FlatUnit u) {
+        List<String> ids = new ArrayList<>();
+        for (int c = 0; c < u.sliceCount(); c++) {
+            ids.add("fsdp/" + u.name() + "/" + c);
+        }
+        return ids;
     }
 
     /**
@@ -479,6 +488,7 @@ public final class FullyShardedDataParallel extends Trainer {
                             values,
                             getManager(),
                             pool,
+                            slice,
                             shardGroup,
                             replicaGroup);
             list.add(u);
@@ -500,6 +510,7 @@ public final class FullyShardedDataParallel extends Trainer {
         private DeviceMesh mesh;
         private double maxGradNorm;
         private long heapThreshold = 4 << 20;
+        private long slice = FlatUnit.SLICE;
 
         Builder() {}
 
@@ -511,6 +522,12 @@ public final class FullyShardedDataParallel extends Trainer {
 
         ProcessGroup processGroup() {
             return group;
+        }
+
+        /** Sets the longest range the optimizer updates at once (tests use small ones). */
+        Builder optimizerSlice(long elements) {
+            this.slice = elements;
+            return this;
         }
 
         /**

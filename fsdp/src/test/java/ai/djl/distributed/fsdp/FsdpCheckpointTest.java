@@ -33,6 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -61,6 +62,9 @@ class FsdpCheckpointTest {
             Path saveSharded,
             Path saveFull)
             throws Exception {
+        // Optimizer ranges that differ with the world size: 600 elements at three ranks, 900 at
+        // two, so that resharding moves state across them.
+        long slice = ranks == 3 ? 600 : 900;
         return Fixture.ranks(
                 ranks,
                 (group, manager) -> {
@@ -71,6 +75,7 @@ class FsdpCheckpointTest {
                         }
                         try (FullyShardedDataParallel t =
                                 FullyShardedDataParallel.builder()
+                                        .optimizerSlice(slice)
                                         .setModel(model)
                                         .setTrainingConfig(Fixture.config(opt))
                                         .setProcessGroup(group)
@@ -95,11 +100,21 @@ class FsdpCheckpointTest {
                             List<FlatUnit> units = t.units();
                             float[][] state = new float[units.size()][];
                             for (int u = 0; u < units.size(); u++) {
-                                List<NDArray> s =
-                                        OptimizerState.arrays(
-                                                opt,
-                                                FullyShardedDataParallel.optimizerId(units.get(u)));
-                                state[u] = s.isEmpty() ? new float[0] : s.get(0).toFloatArray();
+                                // Adam's first moment over the shard's ranges, in order.
+                                List<Float> m1 = new ArrayList<>();
+                                for (String id :
+                                        FullyShardedDataParallel.optimizerIds(units.get(u))) {
+                                    List<NDArray> s = OptimizerState.arrays(opt, id);
+                                    if (!s.isEmpty()) {
+                                        for (float v : s.get(0).toFloatArray()) {
+                                            m1.add(v);
+                                        }
+                                    }
+                                }
+                                state[u] = new float[m1.size()];
+                                for (int i = 0; i < state[u].length; i++) {
+                                    state[u][i] = m1.get(i);
+                                }
                             }
                             return new Run(full, logits.toFloatArray(), state);
                         }

@@ -85,8 +85,11 @@ class FsdpEquivalenceTest {
                             strategy == ShardingStrategy.HYBRID_SHARD
                                     ? DeviceMesh.create(group, meshRows, ranks / meshRows)
                                     : null;
+                    // Small optimizer ranges: several per unit, as large models have.
                     FullyShardedDataParallel.Builder b =
-                            FullyShardedDataParallel.builder().optStrategy(strategy);
+                            FullyShardedDataParallel.builder()
+                                    .optStrategy(strategy)
+                                    .optimizerSlice(1000);
                     if (maxNorm > 0) {
                         b.optClipGradNorm(maxNorm);
                     }

@@ -84,11 +84,10 @@ class FsdpTrainerTest {
                                 long state = 0;
                                 for (FlatUnit u : t.units()) {
                                     grads += u.gradient().size();
-                                    for (NDArray a :
-                                            OptimizerState.arrays(
-                                                    adam,
-                                                    FullyShardedDataParallel.optimizerId(u))) {
-                                        state += a.size();
+                                    for (String id : FullyShardedDataParallel.optimizerIds(u)) {
+                                        for (NDArray a : OptimizerState.arrays(adam, id)) {
+                                            state += a.size();
+                                        }
                                     }
                                 }
                                 FullyShardedDataParallel.MemoryAtRest mem = t.memoryAtRest();
