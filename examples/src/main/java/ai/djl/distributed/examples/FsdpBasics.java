@@ -37,7 +37,7 @@ import java.util.Locale;
 
 /**
  * {@code fsdp_basics}: trains a GPT larger than {@code transformer_basics}'s (the {@code small}
- * preset: 8 layers, width 384, about 14 M parameters) on the Europarl corpus with {@link
+ * preset: 8 layers, width 256, about 6.5 M parameters) on the Europarl corpus with {@link
  * FullyShardedDataParallel}, {@code FULL_SHARD} unless {@code --strategy} picks another, one unit
  * per transformer block. It logs and writes what {@code transformer_basics} does (progress, loss
  * beside the unigram baseline, {@code loss.csv}, {@code loss.png}, {@code sample.txt}) and prints,

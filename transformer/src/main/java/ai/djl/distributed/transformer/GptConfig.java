@@ -72,8 +72,8 @@ public final class GptConfig {
      * Returns a builder holding a preset's shape; the vocabulary size is still to be set.
      *
      * @param name {@code tiny} (2 layers, width 32, context 32), {@code mini} (4 layers, width 128,
-     *     context 128) or {@code small} (8 layers, width 384, 6 heads, context 128: about 14 M
-     *     parameters, the size at which {@code fsdp_basics} shards)
+     *     context 128) or {@code small} (8 layers, width 256, 4 heads, context 128: about 6.5 M
+     *     parameters with a 512-id vocabulary, eight times {@code mini}: {@code fsdp_basics}'s)
      * @return a new builder
      * @throws IllegalArgumentException if there is no such preset
      */
@@ -84,7 +84,7 @@ public final class GptConfig {
             case "mini":
                 return builder().setContextLength(128).setLayers(4).setHeads(4).setWidth(128);
             case "small":
-                return builder().setContextLength(128).setLayers(8).setHeads(6).setWidth(384);
+                return builder().setContextLength(128).setLayers(8).setHeads(4).setWidth(256);
             default:
                 throw new IllegalArgumentException(
                         "preset: " + name + " (expected: tiny, mini or small)");
