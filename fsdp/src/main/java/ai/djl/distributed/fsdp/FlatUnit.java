@@ -133,10 +133,15 @@ final class FlatUnit implements AutoCloseable {
             long a = Math.max(offsets[i], lo);
             long b = Math.min(offsets[i] + shapes[i].size(), lo + chunk);
             if (a < b) {
-                try (NDArray flat = values.get(i).reshape(-1);
-                        NDArray part =
-                                flat.get(new NDIndex((a - offsets[i]) + ":" + (b - offsets[i])))) {
-                    shard.set(new NDIndex((a - lo) + ":" + (b - lo)), part);
+                // From a detached value, without recording: a parameter takes gradients, and an
+                // in-place copy from it recorded in grad mode would give the shard autograd history
+                // that keeps the full parameter alive.
+                NDIndex from = new NDIndex((a - offsets[i]) + ":" + (b - offsets[i]));
+                NDIndex to = new NDIndex((a - lo) + ":" + (b - lo));
+                try (NDArray detached = values.get(i).stopGradient();
+                        NDArray flat = detached.reshape(-1);
+                        NDArray part = flat.get(from)) {
+                    withoutGrad(() -> shard.set(to, part));
                 }
                 localSlices[i] = shard.get(new NDIndex((a - lo) + ":" + (b - lo)));
             } else {
