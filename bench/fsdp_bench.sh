@@ -50,8 +50,8 @@ for r in $(seq 1 "$REPEAT"); do
 done
 echo "# medians over $REPEAT runs; load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", a/b}'; }
-DDP_RSS=$(median < "$LOG/ours.DDP.rss" 2>/dev/null || echo nan)
-DDP_TPS=$(median < "$LOG/ours.DDP.tps" 2>/dev/null || echo nan)
+DDP_RSS=nan; DDP_TPS=nan
+if [ -f "$LOG/ours.DDP.rss" ]; then DDP_RSS=$(median < "$LOG/ours.DDP.rss"); DDP_TPS=$(median < "$LOG/ours.DDP.tps"); fi
 for s in $STRATEGIES; do
   OT=$(median < "$LOG/ours.$s.tps"); PT=$(median < "$LOG/peer.$s.tps")
   OR=$(median < "$LOG/ours.$s.rss"); PR=$(median < "$LOG/peer.$s.rss")
