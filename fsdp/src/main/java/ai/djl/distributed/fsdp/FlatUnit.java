@@ -29,6 +29,7 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * One FSDP unit at run time (PyTorch's {@code FlatParameter}): the unit's parameters flattened in
@@ -101,9 +102,10 @@ final class FlatUnit implements AutoCloseable {
         shards = s;
         worldSize = s * (replicaGroup == null ? 1 : replicaGroup.getSize());
         timeout =
-                (shardGroup != null ? shardGroup : replicaGroup) == null
-                        ? Duration.ofMinutes(30)
-                        : (shardGroup != null ? shardGroup : replicaGroup).getTimeout();
+                Objects.requireNonNull(
+                                shardGroup != null ? shardGroup : replicaGroup,
+                                "shardGroup or replicaGroup")
+                        .getTimeout();
         shapes = new Shape[values.size()];
         offsets = new long[values.size()];
         long n = 0;

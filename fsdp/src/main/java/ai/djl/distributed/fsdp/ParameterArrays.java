@@ -37,12 +37,7 @@ final class ParameterArrays {
      * @param array its new array; the parameter does not own it beyond closing it with the block
      */
     static void replace(Parameter parameter, NDArray array) {
-        NDArray old = parameter.getArray();
-        try {
-            ARRAY.set(parameter, array);
-        } catch (IllegalAccessException e) {
-            throw new IllegalStateException("cannot write " + ARRAY, e);
-        }
+        NDArray old = swap(parameter, array);
         if (old != null && old != array) {
             old.close();
         }

@@ -194,7 +194,7 @@ final class StagedStep {
             for (int k = n - 2; k >= 0; k--) {
                 gatherStage(k);
                 if (k > 0) {
-                    prefetchStage(k - 1);
+                    gatherStage(k - 1);
                 }
                 NDManager sm;
                 NDList in;
@@ -266,12 +266,8 @@ final class StagedStep {
     /** Starts gathering the units the next stage needs, so that it overlaps this stage. */
     private void prefetch(int k) {
         if (k < stages.size()) {
-            prefetchStage(k);
+            gatherStage(k);
         }
-    }
-
-    private void prefetchStage(int k) {
-        gatherStage(k);
     }
 
     private void releaseAfterForward(int k) {
