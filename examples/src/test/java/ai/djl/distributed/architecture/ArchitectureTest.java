@@ -40,6 +40,7 @@ import java.util.List;
  *   the launcher on rendezvous and stores; the command line and benchmarks beside pg;
  *   the GPT model (transformer) on DJL and the staged form alone, used by examples
  *   the staged form of a model (staged) on DJL alone, used by the model, the core and the trainers
+ *   host memory of arrays (memory) on DJL alone, used by the CPU backend and the core
  * </pre>
  */
 class ArchitectureTest {
@@ -88,8 +89,12 @@ class ArchitectureTest {
                 .definedBy("ai.djl.distributed.examples..")
                 .layer("Staging")
                 .definedBy("ai.djl.distributed.staged..")
+                .layer("Memory")
+                .definedBy("ai.djl.distributed.memory..")
                 .whereLayer("Examples")
                 .mayNotBeAccessedByAnyLayer()
+                .whereLayer("Memory")
+                .mayOnlyBeAccessedByLayers("Backend", "DataParallelCore", "Parallel", "Examples")
                 .whereLayer("Staging")
                 .mayOnlyBeAccessedByLayers("Model", "DataParallelCore", "Parallel", "Examples")
                 .whereLayer("Model")

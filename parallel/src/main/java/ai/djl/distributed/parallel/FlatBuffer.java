@@ -14,6 +14,7 @@
 package ai.djl.distributed.parallel;
 
 import ai.djl.Device;
+import ai.djl.distributed.memory.NdRegion;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDManager;
 import ai.djl.ndarray.index.NDIndex;
@@ -135,7 +136,7 @@ public final class FlatBuffer implements AutoCloseable {
         owner = manager.newSubManager();
         try {
             array = existing != null ? existing : owner.zeros(new Shape(n), type);
-            memory = copyMemory ? DirectBuffers.view(array, name) : null;
+            memory = copyMemory ? NdRegion.view(array, name) : null;
             views = slots(array);
             if (existing != null) {
                 for (NDArray v : views) {
@@ -222,11 +223,11 @@ public final class FlatBuffer implements AutoCloseable {
             return;
         }
         InPlace.checkElements(source, array.getDataType(), shapes[i], name + ", slot " + i);
-        if (memory != null && DirectBuffers.onCpu(source)) {
+        if (memory != null && NdRegion.onCpu(source)) {
             int width = array.getDataType().getNumOfBytes();
             memory.put(
                     Math.toIntExact(offsets[i] * width),
-                    DirectBuffers.read(source),
+                    NdRegion.read(source),
                     0,
                     Math.toIntExact(lengths[i] * width));
             return;
@@ -333,10 +334,7 @@ public final class FlatBuffer implements AutoCloseable {
      */
     public void unpack(int i, NDArray target) {
         InPlace.copy(
-                views[i],
-                target,
-                name + ", slot " + i,
-                memory != null && DirectBuffers.onCpu(target));
+                views[i], target, name + ", slot " + i, memory != null && NdRegion.onCpu(target));
     }
 
     /**

@@ -13,6 +13,7 @@
  */
 package ai.djl.distributed.parallel;
 
+import ai.djl.distributed.memory.NdRegion;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.index.NDIndex;
 import ai.djl.ndarray.types.DataType;
@@ -43,7 +44,7 @@ public final class InPlace {
      *     is not contiguous
      */
     public static void copy(NDArray from, NDArray to, String what) {
-        copy(from, to, what, DirectBuffers.onCpu(from) && DirectBuffers.onCpu(to));
+        copy(from, to, what, NdRegion.onCpu(from) && NdRegion.onCpu(to));
     }
 
     /**
@@ -56,10 +57,10 @@ public final class InPlace {
             return;
         }
         if (memoryCopy) {
-            DirectBuffers.view(to, what)
+            NdRegion.view(to, what)
                     .put(
                             0,
-                            DirectBuffers.read(from),
+                            NdRegion.read(from),
                             0,
                             Math.toIntExact(to.size() * to.getDataType().getNumOfBytes()));
             return;

@@ -36,6 +36,7 @@ import ai.djl.distributed.backend.cpu.algorithm.Ring;
 import ai.djl.distributed.backend.cpu.reduce.TorchReductions;
 import ai.djl.distributed.backend.cpu.transport.OpSignature;
 import ai.djl.distributed.backend.cpu.transport.Transport;
+import ai.djl.distributed.memory.NdRegion;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDManager;
 import ai.djl.ndarray.types.DataType;

@@ -13,6 +13,7 @@
  */
 package ai.djl.distributed.backend.cpu;
 
+import ai.djl.distributed.memory.NdRegion;
 import ai.djl.ndarray.NDArray;
 
 import java.nio.ByteBuffer;

@@ -19,6 +19,7 @@ import ai.djl.distributed.backend.FutureWork;
 import ai.djl.distributed.backend.cpu.transport.OpSignature;
 import ai.djl.distributed.backend.cpu.transport.Transfer;
 import ai.djl.distributed.backend.cpu.transport.Transport;
+import ai.djl.distributed.memory.NdRegion;
 import ai.djl.ndarray.NDArray;
 
 import java.time.Duration;

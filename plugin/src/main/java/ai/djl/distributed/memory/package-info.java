@@ -1,0 +1,20 @@
+/*
+ * Copyright 2026 The DJL Distributed Authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+ * in compliance with the License. You may obtain a copy of the License at
+ *
+ * http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the License
+ * is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express
+ * or implied. See the License for the specific language governing permissions and limitations under
+ * the License.
+ */
+/**
+ * Host memory of DJL NDArrays as direct {@link java.nio.ByteBuffer}s: {@link
+ * ai.djl.distributed.memory.NdRegion}, the one place that tells an array's own memory from a copy,
+ * shared by the CPU backend's collectives and the data-parallel core's memory copies. Depends on
+ * DJL and JNA only, below every other layer of the project.
+ */
+package ai.djl.distributed.memory;
