@@ -26,18 +26,13 @@ import ai.djl.distributed.pg.ProcessGroup;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.NDManager;
-import ai.djl.ndarray.types.DataType;
 import ai.djl.ndarray.types.Shape;
-import ai.djl.nn.Block;
 import ai.djl.nn.Parameter;
 import ai.djl.training.GradientCollector;
 import ai.djl.training.LocalParameterServer;
 import ai.djl.training.Trainer;
 import ai.djl.training.optimizer.Optimizer;
 import ai.djl.util.Pair;
-
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -90,45 +85,23 @@ import java.util.List;
  */
 public final class DistributedDataParallel extends Trainer {
 
-    private static final Logger logger = LoggerFactory.getLogger(DistributedDataParallel.class);
-
     private final ProcessGroup group;
     private final Optimizer optimizer;
     private final Device device;
     private final RecordingParameterStore store;
-    private final CommHook hook;
-    private final long firstBucketBytes;
-    private final long bucketCapBytes;
-    private final boolean broadcastBuffers;
-    private final boolean findUnusedParameters;
-    private final boolean overlapWithForward;
-    private final boolean stagedBackward;
-    private final RankAverages averages;
+    private final DdpOptions options;
 
-    private boolean synced;
-    private boolean rebuilt;
-    private boolean warnedUnused;
     private int noSyncDepth;
-    private List<String> names = List.of();
-    private Parameter[] params = new Parameter[0];
-    private Parameter[] buffers = new Parameter[0];
-    private Parameter[] frozen = new Parameter[0];
-    private Reducer reducer;
-    private StagedReductions staged;
+    private DdpLayout layout; // null until the parameters are synchronized
+    private GradientSync sync; // null until the parameters are synchronized
 
-    private DistributedDataParallel(Model model, DataParallelConfig config, Builder builder) {
+    private DistributedDataParallel(
+            Model model, DataParallelConfig config, ProcessGroup group, DdpOptions options) {
         super(model, config);
-        this.group = builder.processGroup();
+        this.group = group;
         this.optimizer = config.getOptimizer();
         this.device = config.getDevices()[0];
-        this.hook = builder.hook;
-        this.firstBucketBytes = builder.firstBucketBytes;
-        this.bucketCapBytes = builder.bucketCapBytes;
-        this.broadcastBuffers = builder.broadcastBuffers;
-        this.findUnusedParameters = builder.findUnusedParameters;
-        this.overlapWithForward = builder.overlapWithForward;
-        this.stagedBackward = builder.stagedBackward;
-        this.averages = config.getAverages();
+        this.options = options;
         store = new RecordingParameterStore(getManager());
         store.setParameterServer(new LocalParameterServer(optimizer), new Device[] {device});
     }
@@ -161,8 +134,8 @@ public final class DistributedDataParallel extends Trainer {
         synchronize();
         long begin = System.nanoTime();
         try {
-            if (staged != null) {
-                return staged.forward(input);
+            if (sync.isStaged()) {
+                return sync.stagedForward(input);
             }
             return getModel().getBlock().forward(store, input, true);
         } finally {
@@ -176,8 +149,8 @@ public final class DistributedDataParallel extends Trainer {
         synchronize();
         long begin = System.nanoTime();
         try {
-            if (staged != null) {
-                return staged.forward(data);
+            if (sync.isStaged()) {
+                return sync.stagedForward(data);
             }
             return getModel().getBlock().forward(store, data, labels, null);
         } finally {
@@ -204,53 +177,15 @@ public final class DistributedDataParallel extends Trainer {
         finishPendingUpdates();
         long begin = System.nanoTime();
         int[] useOrder = store.takeUseOrder();
-        checkTrainableUnchanged();
+        layout.checkTrainableUnchanged();
         if (noSyncDepth > 0 || group.getSize() == 1) {
-            for (int p = 0; p < params.length; p++) {
-                NDArray weight = value(params[p]);
-                NDArray grad = ownGradient(weight);
-                if (grad == null) {
-                    grad = weight.zerosLike();
-                }
-                try {
-                    optimizer.update(params[p].getId(), weight, grad);
-                } finally {
-                    grad.close();
-                }
-            }
-        } else if (reducer != null && staged != null) {
-            // The buckets were launched during the backward pass (and finishPendingUpdates may
-            // have completed them already); without a synced backward pass, reduce them now.
-            if (!staged.takeLaunched()) {
-                reducer.begin(this::gradientOf, null, false, this::update);
-            }
-            recordWait(reducer.completeAll());
-            addMetric("ddp-reduce-and-update", start);
-        } else if (reducer != null) {
-            boolean[] used = used(useOrder);
-            // A parameter without a gradient this step contributes zeros of its type.
-            Reducer.GradientSource source = p -> ownGradient(value(params[p]));
-            Reducer.Consumer update =
-                    (p, grad) -> optimizer.update(params[p].getId(), value(params[p]), grad);
-            if (overlapWithForward && rebuilt) {
-                // Updates follow each parameter's first use in the next forward pass.
-                reducer.launch(source, used, findUnusedParameters, update);
-                if (reducer.launchFailed()) {
-                    // Fail now, before this rank sends anything its peers do not expect.
-                    finishPendingUpdates();
-                }
-            } else {
-                recordWait(reducer.reduce(source, used, findUnusedParameters, update));
-                if (!rebuilt) {
-                    rebuilt = true;
-                    if (!findUnusedParameters) {
-                        reducer.rebuild(readyOrder(useOrder));
-                    }
-                }
-            }
-            addMetric("ddp-reduce-and-update", begin);
+            sync.updateLocally();
+        } else if (sync.hasReducer()) {
+            long from = sync.isStaged() ? start : begin;
+            sync.reduceAndUpdate(useOrder);
+            addMetric("ddp-reduce-and-update", from);
         }
-        if (broadcastBuffers && noSyncDepth == 0) {
+        if (options.broadcastBuffers() && noSyncDepth == 0) {
             syncBuffers();
         }
         addMetric("step", begin);
@@ -274,8 +209,8 @@ public final class DistributedDataParallel extends Trainer {
      * no update is pending.
      */
     public void finishPendingUpdates() {
-        if (reducer != null && reducer.isPending()) {
-            recordWait(reducer.completeAll());
+        if (sync != null) {
+            sync.finishPending();
         }
     }
 
@@ -289,11 +224,11 @@ public final class DistributedDataParallel extends Trainer {
     @Override
     public GradientCollector newGradientCollector() {
         synchronize();
-        if (staged != null) {
+        if (sync.isStaged()) {
             return new StagedCollector(this::stagedBackward);
         }
         GradientCollector collector = super.newGradientCollector();
-        return overlapWithForward
+        return options.overlapWithForward()
                 ? new FinishingGradientCollector(collector, this::finishPendingUpdates)
                 : collector;
     }
@@ -314,8 +249,9 @@ public final class DistributedDataParallel extends Trainer {
      */
     public void syncBuffers() {
         synchronize();
-        if (buffers.length > 0) {
-            ModelSync.broadcast(group, values(buffers));
+        List<NDArray> buffers = layout.bufferValues();
+        if (!buffers.isEmpty()) {
+            ModelSync.broadcast(group, buffers);
         }
     }
 
@@ -352,7 +288,7 @@ public final class DistributedDataParallel extends Trainer {
      * @return the assignment, or null before the parameters are synchronized
      */
     public BucketAssignment getBucketAssignment() {
-        return reducer == null ? null : reducer.getAssignment();
+        return sync == null ? null : sync.getAssignment();
     }
 
     /**
@@ -361,7 +297,7 @@ public final class DistributedDataParallel extends Trainer {
      * @return the names; empty before the parameters are synchronized
      */
     public List<String> getParameterNames() {
-        return names;
+        return layout == null ? List.of() : layout.names();
     }
 
     /** {@inheritDoc} */
@@ -372,9 +308,9 @@ public final class DistributedDataParallel extends Trainer {
             store.sync();
         } finally {
             try {
-                if (reducer != null) {
+                if (sync != null) {
                     // Waits for reductions still on the wire before freeing their buckets.
-                    reducer.close();
+                    sync.close();
                 }
             } finally {
                 super.close();
@@ -387,38 +323,13 @@ public final class DistributedDataParallel extends Trainer {
      * final (outside {@link #noSync()}, with more than one rank).
      */
     private void stagedBackward(NDArray loss) {
-        boolean sync = noSyncDepth == 0 && group.getSize() > 1 && reducer != null;
         long begin = System.nanoTime();
-        staged.backward(loss, sync ? reducer : null, this::gradientOf, this::update);
+        sync.stagedBackward(loss, noSyncDepth == 0 && group.getSize() > 1);
         addMetric("backward", begin);
     }
 
-    /** A parameter's gradient for the reducer; one without a gradient contributes zeros. */
-    private NDArray gradientOf(int p) {
-        return ownGradient(value(params[p]));
-    }
-
-    /** The optimizer's update of one parameter from its averaged gradient. */
-    private void update(int p, NDArray grad) {
-        optimizer.update(params[p].getId(), value(params[p]), grad);
-    }
-
-    /**
-     * Returns a parameter's gradient, or null when it got none: DJL then hands out float32 zeros
-     * whatever the parameter's type, which is told apart here by its type (a float32 parameter's
-     * zeros are its gradient either way).
-     */
-    private static NDArray ownGradient(NDArray weight) {
-        NDArray grad = weight.getGradient();
-        if (grad.getDataType() == weight.getDataType()) {
-            return grad;
-        }
-        grad.close();
-        return null;
-    }
-
     boolean hasPendingUpdates() {
-        return reducer != null && reducer.isPending();
+        return sync != null && sync.isPending();
     }
 
     Optimizer getOptimizer() {
@@ -439,66 +350,21 @@ public final class DistributedDataParallel extends Trainer {
      * the buckets.
      */
     void synchronize() {
-        if (synced) {
+        if (sync != null) {
             return;
         }
-        ModelSync.Layout layout =
-                ModelSync.layout(getModel().getBlock().getParameters(), this::value);
-        ModelSync.verifyAcrossRanks(group, layout.signature());
-        params = layout.grads();
-        buffers = layout.buffers();
-        frozen = layout.frozen();
-        names = layout.gradNames();
-        ModelSync.broadcast(group, values(params, buffers, frozen));
-        String[] ids = new String[params.length];
-        Shape[] shapes = new Shape[params.length];
-        DataType[] types = new DataType[params.length];
-        for (int i = 0; i < params.length; i++) {
-            NDArray v = value(params[i]);
-            ids[i] = params[i].getId();
-            shapes[i] = v.getShape();
-            types[i] = v.getDataType();
-        }
-        store.track(ids);
-        store.setBeforeUse(
-                i -> {
-                    if (reducer != null && reducer.isPending()) {
-                        long waited = reducer.complete(i);
-                        if (waited >= 0) {
-                            recordWait(waited);
-                        }
-                    }
-                });
-        if (stagedBackward) {
-            prepareStages();
-        }
-        if (params.length > 0) {
-            reducer =
-                    new Reducer(
-                            group,
-                            getManager(),
-                            names,
-                            shapes,
-                            types,
-                            hook,
-                            firstBucketBytes,
-                            bucketCapBytes);
-        }
-        synced = true;
-    }
-
-    /** Sets up the staged reductions, or logs why there are none. */
-    private void prepareStages() {
-        Block block = getModel().getBlock();
-        staged = StagedReductions.of(block, params, store, getManager());
-        if (staged == null) {
-            logger.info(
-                    "DDP: {} has no staged form (a StagedBlock or a SequentialBlock): reductions"
-                            + " start after the backward pass",
-                    block.getClass().getSimpleName());
-        } else {
-            rebuilt = true; // buckets keep their reverse definition order: about the staged order
-        }
+        layout = DdpLayout.synchronize(group, getModel().getBlock(), this::value);
+        sync =
+                new GradientSync(
+                        group,
+                        layout,
+                        options,
+                        getModel().getBlock(),
+                        store,
+                        getManager(),
+                        optimizer,
+                        this::value,
+                        this::recordWait);
     }
 
     /** Returns every parameter, buffers last, with its name; synchronizes first. */
@@ -512,96 +378,10 @@ public final class DistributedDataParallel extends Trainer {
         return all;
     }
 
-    /**
-     * Returns the order to rebuild buckets in: gradients become ready in about the reverse of the
-     * order parameters are first used; with updates overlapping the forward pass, buckets go in the
-     * order the next forward pass needs them.
-     */
-    private int[] readyOrder(int[] useOrder) {
-        if (overlapWithForward) {
-            return useOrder;
-        }
-        int[] ready = new int[useOrder.length];
-        for (int i = 0; i < ready.length; i++) {
-            ready[i] = useOrder[useOrder.length - 1 - i];
-        }
-        return ready;
-    }
-
-    /**
-     * Fails a step after a parameter was frozen or unfrozen since the parameters were synchronized:
-     * the buckets, and what each rank sends, were laid out for the earlier set (PyTorch's DDP has
-     * the same rule).
-     */
-    private void checkTrainableUnchanged() {
-        for (int i = 0; i < params.length; i++) {
-            if (!params[i].requiresGradient()) {
-                throw new IllegalStateException(
-                        "parameter "
-                                + names.get(i)
-                                + " was frozen after DDP laid out its buckets (expected: freeze"
-                                + " parameters before trainer.initialize or the first step)");
-            }
-        }
-        for (Parameter[] none : new Parameter[][] {buffers, frozen}) {
-            for (Parameter p : none) {
-                if (p.requiresGradient() && !ModelSync.isRunningStatistic(p.getType())) {
-                    throw new IllegalStateException(
-                            "parameter "
-                                    + p.getName()
-                                    + " was unfrozen after DDP laid out its buckets (expected:"
-                                    + " unfreeze parameters before trainer.initialize or the first"
-                                    + " step)");
-                }
-            }
-        }
-    }
-
     private void recordWait(long nanos) {
         if (getMetrics() != null) {
             getMetrics().addMetric("ddp-wait", nanos);
         }
-    }
-
-    /** Returns the arrays of some parameters, in order. */
-    private List<NDArray> values(Parameter[]... groups) {
-        List<NDArray> arrays = new ArrayList<>();
-        for (Parameter[] ps : groups) {
-            for (Parameter p : ps) {
-                arrays.add(value(p));
-            }
-        }
-        return arrays;
-    }
-
-    private boolean[] used(int[] useOrder) {
-        boolean[] used = new boolean[params.length];
-        if (useOrder.length == 0) {
-            // Nothing went through this trainer's forward (the block was called directly): assume
-            // every parameter took part.
-            java.util.Arrays.fill(used, true);
-            return used;
-        }
-        for (int p : useOrder) {
-            used[p] = true;
-        }
-        if (!findUnusedParameters && !warnedUnused && useOrder.length < params.length) {
-            warnedUnused = true;
-            List<String> unused = new ArrayList<>();
-            for (int p = 0; p < params.length; p++) {
-                if (!used[p]) {
-                    unused.add(names.get(p));
-                }
-            }
-            logger.warn(
-                    "DDP: rank {}: no gradient this step for {} (averaged as zeros, and updated as"
-                            + " DJL updates them); if they are unused on purpose, set"
-                            + " optFindUnusedParameters(true) so that parameters no rank used are not"
-                            + " updated",
-                    group.getRank(),
-                    unused);
-        }
-        return used;
     }
 
     /** Builds a {@link DistributedDataParallel}: {@code setX} values are required. */
@@ -621,10 +401,6 @@ public final class DistributedDataParallel extends Trainer {
         @Override
         protected Builder self() {
             return this;
-        }
-
-        ProcessGroup processGroup() {
-            return group;
         }
 
         /**
@@ -733,25 +509,16 @@ public final class DistributedDataParallel extends Trainer {
          */
         public DistributedDataParallel build() {
             Device d = prepare();
-            if (bucketCapBytes <= 0 || firstBucketBytes <= 0) {
-                throw new IllegalArgumentException(
-                        "bucket limits: "
-                                + firstBucketBytes
-                                + ", "
-                                + bucketCapBytes
-                                + " bytes (expected: > 0)");
-            }
-            if (hook == null) {
-                throw new IllegalArgumentException("commHook: null (expected: a CommHook)");
-            }
-            if (stagedBackward && (overlapWithForward || findUnusedParameters)) {
-                throw new IllegalArgumentException(
-                        "stagedBackward with overlapWithForward "
-                                + overlapWithForward
-                                + ", findUnusedParameters "
-                                + findUnusedParameters
-                                + " (expected: neither, with a staged backward pass)");
-            }
+            DdpOptions options =
+                    new DdpOptions(
+                            hook,
+                            firstBucketBytes,
+                            bucketCapBytes,
+                            broadcastBuffers,
+                            findUnusedParameters,
+                            overlapWithForward,
+                            stagedBackward);
+            options.validate();
             RankAverages averages = new RankAverages(group);
             return new DistributedDataParallel(
                     model,
@@ -762,7 +529,8 @@ public final class DistributedDataParallel extends Trainer {
                             group.getRank(),
                             group.getSize(),
                             t -> ((DistributedDataParallel) t).finishPendingUpdates()),
-                    this);
+                    group,
+                    options);
         }
     }
 }
