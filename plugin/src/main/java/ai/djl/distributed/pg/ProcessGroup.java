@@ -16,17 +16,13 @@ package ai.djl.distributed.pg;
 import ai.djl.Device;
 import ai.djl.distributed.ReduceOp;
 import ai.djl.distributed.Work;
-import ai.djl.distributed.backend.Backend;
 import ai.djl.distributed.backend.CallerWaits;
 import ai.djl.distributed.store.Store;
 import ai.djl.distributed.store.Stores;
 import ai.djl.ndarray.NDArray;
-import ai.djl.ndarray.types.DataType;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.function.Function;
 
 /**
  * A group of ranks that run collectives together: torch.distributed's {@code ProcessGroup}, on DJL
@@ -64,6 +60,10 @@ public final class ProcessGroup implements AutoCloseable {
     private final Duration timeout;
     private final ObjectCollectives objects;
     private final MonitoredBarrier monitoredBarrier;
+    // This class is the API; each operation's argument checks and dispatch to a backend live in
+    // the collectives' and the point-to-point operations' own classes.
+    private final CollectiveCalls calls;
+    private final PointToPointCalls p2p;
 
     ProcessGroup(
             GroupContext context,
@@ -83,6 +83,8 @@ public final class ProcessGroup implements AutoCloseable {
         this.timeout = timeout;
         this.objects = new ObjectCollectives(this);
         this.monitoredBarrier = new MonitoredBarrier(this, context.groupStore(name));
+        this.calls = new CollectiveCalls(this, context, backends, check);
+        this.p2p = new PointToPointCalls(this, context, backends);
     }
 
     /**
@@ -188,10 +190,7 @@ public final class ProcessGroup implements AutoCloseable {
      * @return the work
      */
     public Work broadcastAsync(NDArray array, int src) {
-        Checks.array("array", array);
-        Checks.rank("src", src, size);
-        List<NDArray> a = List.of(array);
-        return run(Collective.BROADCAST, null, src, a, a, b -> b.broadcast(array, src));
+        return calls.broadcast(array, src);
     }
 
     /**
@@ -242,10 +241,7 @@ public final class ProcessGroup implements AutoCloseable {
      * @return the work
      */
     public Work allReduceCoalescedAsync(List<NDArray> arrays, ReduceOp op) {
-        Checks.sameType("arrays", arrays);
-        Checks.reduceOp(op, arrays.get(0).getDataType());
-        List<NDArray> a = List.copyOf(arrays);
-        return run(Collective.ALL_REDUCE, op, -1, a, a, b -> b.allReduce(a, op));
+        return calls.allReduceCoalesced(arrays, op);
     }
 
     /**
@@ -268,11 +264,7 @@ public final class ProcessGroup implements AutoCloseable {
      * @return the work
      */
     public Work reduceAsync(NDArray array, int dst, ReduceOp op) {
-        Checks.array("array", array);
-        Checks.rank("dst", dst, size);
-        Checks.reduceOp(op, array.getDataType());
-        List<NDArray> a = List.of(array);
-        return run(Collective.REDUCE, op, dst, a, a, b -> b.reduce(array, dst, op));
+        return calls.reduce(array, dst, op);
     }
 
     /**
@@ -293,16 +285,7 @@ public final class ProcessGroup implements AutoCloseable {
      * @return the work
      */
     public Work allGatherAsync(List<NDArray> outputs, NDArray input) {
-        Checks.array("input", input);
-        Checks.list("outputs", outputs, size, input.getDataType(), input.getShape());
-        List<NDArray> o = List.copyOf(outputs);
-        return run(
-                Collective.ALL_GATHER,
-                null,
-                -1,
-                with(input, o),
-                List.of(input),
-                b -> b.allGather(o, input));
+        return calls.allGather(outputs, input);
     }
 
     /**
@@ -324,16 +307,7 @@ public final class ProcessGroup implements AutoCloseable {
      * @return the work
      */
     public Work allGatherIntoTensorAsync(NDArray output, NDArray input) {
-        Checks.array("input", input);
-        Checks.like("output", output, input.getDataType(), output.getShape());
-        Checks.elements("output", output, input.size() * size);
-        return run(
-                Collective.ALL_GATHER_INTO_TENSOR,
-                null,
-                -1,
-                List.of(output, input),
-                List.of(output, input),
-                b -> b.allGatherIntoTensor(output, input));
+        return calls.allGatherIntoTensor(output, input);
     }
 
     /**
@@ -357,21 +331,7 @@ public final class ProcessGroup implements AutoCloseable {
      * @return the work
      */
     public Work gatherAsync(NDArray input, List<NDArray> outputs, int dst) {
-        Checks.array("input", input);
-        Checks.rank("dst", dst, size);
-        List<NDArray> outs = List.of();
-        if (rank == dst) {
-            Checks.list("outputs", outputs, size, input.getDataType(), input.getShape());
-            outs = List.copyOf(outputs);
-        }
-        List<NDArray> o = outs;
-        return run(
-                Collective.GATHER,
-                null,
-                dst,
-                with(input, o),
-                List.of(input),
-                b -> b.gather(o, input, dst));
+        return calls.gather(input, outputs, dst);
     }
 
     /**
@@ -395,21 +355,7 @@ public final class ProcessGroup implements AutoCloseable {
      * @return the work
      */
     public Work scatterAsync(NDArray output, List<NDArray> inputs, int src) {
-        Checks.array("output", output);
-        Checks.rank("src", src, size);
-        List<NDArray> ins = List.of();
-        if (rank == src) {
-            Checks.list("inputs", inputs, size, output.getDataType(), output.getShape());
-            ins = List.copyOf(inputs);
-        }
-        List<NDArray> i = ins;
-        return run(
-                Collective.SCATTER,
-                null,
-                src,
-                with(output, i),
-                List.of(output),
-                b -> b.scatter(output, i, src));
+        return calls.scatter(output, inputs, src);
     }
 
     /**
@@ -432,17 +378,7 @@ public final class ProcessGroup implements AutoCloseable {
      * @return the work
      */
     public Work reduceScatterAsync(NDArray output, List<NDArray> inputs, ReduceOp op) {
-        Checks.array("output", output);
-        Checks.list("inputs", inputs, size, output.getDataType(), output.getShape());
-        Checks.reduceOp(op, output.getDataType());
-        List<NDArray> i = List.copyOf(inputs);
-        return run(
-                Collective.REDUCE_SCATTER,
-                op,
-                -1,
-                with(output, i),
-                with(output, i),
-                b -> b.reduceScatter(output, i, op));
+        return calls.reduceScatter(output, inputs, op);
     }
 
     /**
@@ -466,17 +402,7 @@ public final class ProcessGroup implements AutoCloseable {
      * @return the work
      */
     public Work reduceScatterTensorAsync(NDArray output, NDArray input, ReduceOp op) {
-        Checks.array("output", output);
-        Checks.like("input", input, output.getDataType(), input.getShape());
-        Checks.elements("input", input, output.size() * size);
-        Checks.reduceOp(op, output.getDataType());
-        return run(
-                Collective.REDUCE_SCATTER_TENSOR,
-                op,
-                -1,
-                List.of(output, input),
-                List.of(output, input),
-                b -> b.reduceScatterTensor(output, input, op));
+        return calls.reduceScatterTensor(output, input, op);
     }
 
     /**
@@ -498,31 +424,7 @@ public final class ProcessGroup implements AutoCloseable {
      * @return the work
      */
     public Work allToAllAsync(List<NDArray> outputs, List<NDArray> inputs) {
-        Checks.sameType("inputs", inputs);
-        Checks.sameType("outputs", outputs);
-        if (inputs.size() != size || outputs.size() != size) {
-            throw new IllegalArgumentException(
-                    "inputs, outputs: "
-                            + inputs.size()
-                            + ", "
-                            + outputs.size()
-                            + " arrays (expected: "
-                            + size
-                            + " each, one per rank)");
-        }
-        Checks.like(
-                "outputs[0]",
-                outputs.get(0),
-                inputs.get(0).getDataType(),
-                outputs.get(0).getShape());
-        // This rank's own block never crosses the wire, so no peer could catch a mismatch there.
-        Checks.elements("outputs[" + rank + "]", outputs.get(rank), inputs.get(rank).size());
-        List<NDArray> o = List.copyOf(outputs);
-        List<NDArray> i = List.copyOf(inputs);
-        List<NDArray> all = new ArrayList<>(o);
-        all.addAll(i);
-        // Blocks may differ in size from rank to rank: only the type is compared across ranks.
-        return run(Collective.ALL_TO_ALL, null, -1, all, List.of(), b -> b.allToAll(o, i));
+        return calls.allToAll(outputs, inputs);
     }
 
     /**
@@ -551,36 +453,7 @@ public final class ProcessGroup implements AutoCloseable {
      */
     public Work allToAllSingleAsync(
             NDArray output, NDArray input, long[] outputSplits, long[] inputSplits) {
-        Checks.array("input", input);
-        Checks.like("output", output, input.getDataType(), output.getShape());
-        long[] outs = Checks.splits("output", outputSplits, output, size);
-        long[] ins = Checks.splits("input", inputSplits, input, size);
-        // This rank's own block never crosses the wire, so no peer could catch a mismatch there.
-        long outElements = outs[rank] * Checks.rowElements(output);
-        long inElements = ins[rank] * Checks.rowElements(input);
-        if (outElements != inElements) {
-            throw new IllegalArgumentException(
-                    "output splits["
-                            + rank
-                            + "]: "
-                            + outs[rank]
-                            + " rows, "
-                            + outElements
-                            + " elements (expected: as many elements as input splits["
-                            + rank
-                            + "], "
-                            + ins[rank]
-                            + " rows of "
-                            + inElements
-                            + " elements: this rank's block to itself)");
-        }
-        return run(
-                Collective.ALL_TO_ALL_SINGLE,
-                null,
-                -1,
-                List.of(output, input),
-                List.of(),
-                b -> b.allToAllSingle(output, input, outs, ins));
+        return calls.allToAllSingle(output, input, outputSplits, inputSplits);
     }
 
     /** Blocks until every rank of the group has entered the barrier. */
@@ -594,7 +467,7 @@ public final class ProcessGroup implements AutoCloseable {
      * @return the work, complete once every rank has entered
      */
     public Work barrierAsync() {
-        return run(Collective.BARRIER, null, -1, List.of(), List.of(), Backend::barrier);
+        return calls.barrier();
     }
 
     /**
@@ -658,10 +531,7 @@ public final class ProcessGroup implements AutoCloseable {
      * @return the work
      */
     public Work isend(NDArray array, int dst, int tag) {
-        Checks.array("array", array);
-        Checks.peer("dst", dst, rank, size);
-        Checks.tag(tag);
-        return pointToPoint(array, b -> b.send(array, dst, tag));
+        return p2p.isend(array, dst, tag);
     }
 
     /**
@@ -684,10 +554,7 @@ public final class ProcessGroup implements AutoCloseable {
      * @return the work
      */
     public Work irecv(NDArray array, int src, int tag) {
-        Checks.array("array", array);
-        Checks.peer("src", src, rank, size);
-        Checks.tag(tag);
-        return pointToPoint(array, b -> b.recv(array, src, tag));
+        return p2p.irecv(array, src, tag);
     }
 
     /**
@@ -697,33 +564,7 @@ public final class ProcessGroup implements AutoCloseable {
      * @return one work per operation, in order
      */
     public List<Work> batchIsendIrecv(List<P2POp> ops) {
-        // Every operation is checked before any is posted: a bad one must not leave the others
-        // half sent, with no Work to show for them.
-        if (ops == null) {
-            throw new IllegalArgumentException("ops: null (expected: a list of P2POp)");
-        }
-        for (int i = 0; i < ops.size(); i++) {
-            P2POp op = ops.get(i);
-            if (op == null) {
-                throw new IllegalArgumentException(
-                        "ops[" + i + "]: null (expected: a P2POp.isend or P2POp.irecv)");
-            }
-            Checks.array("ops[" + i + "] array", op.getArray());
-            Checks.peer(
-                    op.isSend() ? "ops[" + i + "] dst" : "ops[" + i + "] src",
-                    op.getPeer(),
-                    rank,
-                    size);
-            Checks.tag(op.getTag());
-        }
-        List<Work> works = new ArrayList<>(ops.size());
-        for (P2POp op : ops) {
-            works.add(
-                    op.isSend()
-                            ? isend(op.getArray(), op.getPeer(), op.getTag())
-                            : irecv(op.getArray(), op.getPeer(), op.getTag()));
-        }
-        return works;
+        return p2p.batchIsendIrecv(ops);
     }
 
     /**
@@ -780,46 +621,5 @@ public final class ProcessGroup implements AutoCloseable {
 
     Store store() {
         return context.store();
-    }
-
-    /**
-     * Runs a collective on the backend of its arrays' device type, after the mismatch check (debug
-     * level DETAIL) has compared it across ranks.
-     *
-     * @param kind the collective
-     * @param op its reduction, or null
-     * @param root its root, or -1
-     * @param arrays every array it reads or writes, to pick the backend
-     * @param agreed the arrays whose shapes every rank must agree on (the type of the first of
-     *     {@code arrays} is compared in any case)
-     * @param call the call on the chosen backend
-     * @return its work
-     */
-    private Work run(
-            Collective kind,
-            ReduceOp op,
-            int root,
-            List<NDArray> arrays,
-            List<NDArray> agreed,
-            Function<Backend, Work> call) {
-        context.checkOpen(this);
-        Backend backend = backends.forArrays(arrays);
-        if (check != null) {
-            DataType type = arrays.isEmpty() ? null : arrays.get(0).getDataType();
-            check.verify(kind, op, root, type, agreed);
-        }
-        return call.apply(backend);
-    }
-
-    private Work pointToPoint(NDArray array, Function<Backend, Work> call) {
-        context.checkOpen(this);
-        return call.apply(backends.forArrays(List.of(array)));
-    }
-
-    private static List<NDArray> with(NDArray one, List<NDArray> more) {
-        List<NDArray> all = new ArrayList<>(more.size() + 1);
-        all.add(one);
-        all.addAll(more);
-        return all;
     }
 }
