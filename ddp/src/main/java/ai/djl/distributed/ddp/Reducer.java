@@ -211,28 +211,24 @@ final class Reducer implements AutoCloseable {
      * @param ready which parameters' gradients are final
      */
     void launchReady(boolean[] ready) {
-        Pending p = pending;
+        launchNext(pending, ready);
+    }
+
+    private void launchRemaining(Pending p) {
+        launchNext(p, null);
+    }
+
+    /**
+     * Fills and launches, in bucket order, every next bucket of a step whose parameters' gradients
+     * are all final ({@code ready} null: every bucket left). A failure is recorded in the step.
+     */
+    private void launchNext(Pending p, boolean[] ready) {
         if (p == null || p.failure != null) {
             return;
         }
         try {
             while (p.launched.size() < buckets.length
-                    && buckets[p.launched.size()].isReady(ready)) {
-                ReducerBucket b = buckets[p.launched.size()];
-                b.fill(p.source);
-                p.launched.add(hook.reduce(group, b.view(p.step)));
-            }
-        } catch (RuntimeException e) {
-            p.failure = e;
-        }
-    }
-
-    private void launchRemaining(Pending p) {
-        if (p == null || p.failure != null) {
-            return;
-        }
-        try {
-            while (p.launched.size() < buckets.length) {
+                    && (ready == null || buckets[p.launched.size()].isReady(ready))) {
                 ReducerBucket b = buckets[p.launched.size()];
                 b.fill(p.source);
                 p.launched.add(hook.reduce(group, b.view(p.step)));
