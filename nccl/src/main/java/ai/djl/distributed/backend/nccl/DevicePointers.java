@@ -163,7 +163,18 @@ public final class DevicePointers {
      *     expected
      */
     public TensorView require(NDArray array, Device device) {
-        TensorView v = view(array);
+        return check(view(array), device);
+    }
+
+    /**
+     * Checks a view against what NCCL takes on one device.
+     *
+     * @param v the view
+     * @param device the device the backend serves
+     * @return the view
+     * @throws IllegalArgumentException naming the tensor and what was expected
+     */
+    static TensorView check(TensorView v, Device device) {
         int index = device.getDeviceId();
         boolean sameDevice =
                 v.deviceType().equals(device.getDeviceType())

@@ -194,12 +194,17 @@ public final class NcclLocator {
         return c.place() + ": " + c.target() + " -> " + found;
     }
 
-    /** The first line of a (JNA) message: the rest lists JNA's own search. */
+    /**
+     * The reason in a (JNA) message: its first line, and the loader's own line after it where the
+     * first only introduces it ("Unable to load library 'x':"); JNA's list of its own search
+     * follows and is left out.
+     */
     static String firstLine(String message) {
         if (message == null) {
             return "(no message)";
         }
-        int nl = message.indexOf('\n');
-        return nl < 0 ? message : message.substring(0, nl);
+        String[] lines = message.split("\n", 3);
+        String first = lines[0].trim();
+        return first.endsWith(":") && lines.length > 1 ? first + " " + lines[1].trim() : first;
     }
 }

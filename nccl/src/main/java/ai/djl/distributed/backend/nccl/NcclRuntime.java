@@ -160,5 +160,4 @@ public record NcclRuntime(
                         : "";
         return n + t;
     }
-
 }
