@@ -120,7 +120,7 @@ public final class CudaCompatibility {
      */
     public static OptionalInt runtimeMajor(ProcessMaps maps) {
         for (Path p : maps.named("libcudart.so.")) {
-            String rest = p.getFileName().toString().substring("libcudart.so.".length());
+            String rest = String.valueOf(p.getFileName()).substring("libcudart.so.".length());
             int dot = rest.indexOf('.');
             try {
                 return OptionalInt.of(Integer.parseInt(dot < 0 ? rest : rest.substring(0, dot)));

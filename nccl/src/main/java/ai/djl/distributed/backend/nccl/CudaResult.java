@@ -70,7 +70,7 @@ public enum CudaResult {
     }
 
     /**
-     * Names a code: the driver's name where this enum knows it, else {@code CUresult <code>}.
+     * Names a code: the driver's name where this enum knows it, else {@code CUresult N} for code N.
      *
      * @param code a C value
      * @return the name

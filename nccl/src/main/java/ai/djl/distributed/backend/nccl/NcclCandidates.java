@@ -173,7 +173,8 @@ public final class NcclCandidates {
     /** {@code <torch lib folder>/../../nvidia/nccl/lib/libnccl.so.2}, as PyTorch's RPATH. */
     private static String wheelBeside(Path torchLib) {
         Path dir = torchLib.toAbsolutePath().normalize();
-        Path sitePackages = dir.getParent() == null ? dir : dir.getParent().getParent();
+        Path torch = dir.getParent();
+        Path sitePackages = torch == null ? null : torch.getParent();
         return (sitePackages == null ? dir : sitePackages).resolve(WHEEL).toString();
     }
 

@@ -34,13 +34,24 @@ public class NcclUniqueId extends Structure {
     /** Creates an id of zeros, to be filled by {@code ncclGetUniqueId}. */
     public NcclUniqueId() {}
 
+    /** Fills an id from bytes already checked by {@link #of}. */
+    NcclUniqueId(byte[] checked, boolean unused) {
+        System.arraycopy(checked, 0, internal, 0, BYTES);
+        write();
+    }
+
     /**
      * Creates an id from bytes received through the store.
      *
      * @param bytes exactly {@value #BYTES} bytes
+     * @return the id
      * @throws IllegalArgumentException if not
      */
-    public NcclUniqueId(byte[] bytes) {
+    public static NcclUniqueId of(byte[] bytes) {
+        return new NcclUniqueId(checked(bytes), true);
+    }
+
+    static byte[] checked(byte[] bytes) {
         if (bytes == null || bytes.length != BYTES) {
             throw new IllegalArgumentException(
                     "unique id: "
@@ -49,8 +60,7 @@ public class NcclUniqueId extends Structure {
                             + BYTES
                             + " bytes)");
         }
-        System.arraycopy(bytes, 0, internal, 0, BYTES);
-        write();
+        return bytes;
     }
 
     /**
@@ -69,19 +79,14 @@ public class NcclUniqueId extends Structure {
      * @return a copy, by value
      */
     public ByValue byValue() {
-        return new ByValue(toBytes());
+        return new ByValue(toBytes(), true);
     }
 
     /** The by-value form of an id. */
     public static final class ByValue extends NcclUniqueId implements Structure.ByValue {
 
-        /**
-         * Creates the by-value form of an id.
-         *
-         * @param bytes exactly {@value #BYTES} bytes
-         */
-        public ByValue(byte[] bytes) {
-            super(bytes);
+        private ByValue(byte[] checked, boolean unused) {
+            super(checked, unused);
         }
     }
 }

@@ -23,8 +23,8 @@ import java.util.Arrays;
  * the pointer is the array's memory (no copy). Immutable.
  *
  * @param address the first element's address (the storage offset included)
- * @param deviceType {@code "cpu"} or {@code "gpu"} (DJL's names), or {@code "torch:<code>"} for
- *     another device
+ * @param deviceType {@code "cpu"} or {@code "gpu"} (DJL's names), or {@code "torch:N"} (N:
+ *     PyTorch's code) for another device
  * @param deviceIndex the device's index ({@code -1} for the CPU)
  * @param dataType the element type, or null for one DJL does not name
  * @param torchDtype PyTorch's code of the element type

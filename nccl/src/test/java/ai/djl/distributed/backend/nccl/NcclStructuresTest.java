@@ -30,13 +30,13 @@ class NcclStructuresTest {
         assertEquals(128, new NcclUniqueId().size());
         byte[] bytes = new byte[128];
         new Random(7).nextBytes(bytes);
-        NcclUniqueId id = new NcclUniqueId(bytes);
+        NcclUniqueId id = NcclUniqueId.of(bytes);
         assertArrayEquals(bytes, id.toBytes());
         NcclUniqueId.ByValue byValue = id.byValue();
         assertEquals(128, byValue.size());
         assertArrayEquals(bytes, byValue.getPointer().getByteArray(0, 128));
-        assertThrows(IllegalArgumentException.class, () -> new NcclUniqueId(new byte[127]));
-        assertThrows(IllegalArgumentException.class, () -> new NcclUniqueId(null));
+        assertThrows(IllegalArgumentException.class, () -> NcclUniqueId.of(new byte[127]));
+        assertThrows(IllegalArgumentException.class, () -> NcclUniqueId.of(null));
     }
 
     @Test
