@@ -19,36 +19,34 @@ package ai.djl.distributed.backend.nccl;
  */
 public enum CudaResult {
     /** {@code CUDA_SUCCESS}. */
-    SUCCESS(0, "CUDA_SUCCESS"),
+    SUCCESS(0),
     /** {@code CUDA_ERROR_INVALID_VALUE}. */
-    INVALID_VALUE(1, "CUDA_ERROR_INVALID_VALUE"),
+    INVALID_VALUE(1),
     /** {@code CUDA_ERROR_OUT_OF_MEMORY}. */
-    OUT_OF_MEMORY(2, "CUDA_ERROR_OUT_OF_MEMORY"),
+    OUT_OF_MEMORY(2),
     /** {@code CUDA_ERROR_NOT_INITIALIZED}: {@code cuInit} was not called. */
-    NOT_INITIALIZED(3, "CUDA_ERROR_NOT_INITIALIZED"),
+    NOT_INITIALIZED(3),
     /** {@code CUDA_ERROR_DEINITIALIZED}: the driver is shutting down. */
-    DEINITIALIZED(4, "CUDA_ERROR_DEINITIALIZED"),
+    DEINITIALIZED(4),
     /** {@code CUDA_ERROR_INSUFFICIENT_DRIVER}: the driver is older than the runtime. */
-    INSUFFICIENT_DRIVER(35, "CUDA_ERROR_INSUFFICIENT_DRIVER"),
+    INSUFFICIENT_DRIVER(35),
     /** {@code CUDA_ERROR_NO_DEVICE}: no GPU is visible. */
-    NO_DEVICE(100, "CUDA_ERROR_NO_DEVICE"),
+    NO_DEVICE(100),
     /** {@code CUDA_ERROR_INVALID_DEVICE}: a bad device index. */
-    INVALID_DEVICE(101, "CUDA_ERROR_INVALID_DEVICE"),
+    INVALID_DEVICE(101),
     /** {@code CUDA_ERROR_INVALID_CONTEXT}: no current context on this thread. */
-    INVALID_CONTEXT(201, "CUDA_ERROR_INVALID_CONTEXT"),
+    INVALID_CONTEXT(201),
     /** {@code CUDA_ERROR_INVALID_HANDLE}: a destroyed stream or event. */
-    INVALID_HANDLE(400, "CUDA_ERROR_INVALID_HANDLE"),
+    INVALID_HANDLE(400),
     /** {@code CUDA_ERROR_NOT_READY}: an event's work is not done yet. */
-    NOT_READY(600, "CUDA_ERROR_NOT_READY"),
+    NOT_READY(600),
     /** {@code CUDA_ERROR_ILLEGAL_ADDRESS}: a kernel read or wrote outside its memory. */
-    ILLEGAL_ADDRESS(700, "CUDA_ERROR_ILLEGAL_ADDRESS");
+    ILLEGAL_ADDRESS(700);
 
     private final int code;
-    private final String nativeName;
 
-    CudaResult(int code, String nativeName) {
+    CudaResult(int code) {
         this.code = code;
-        this.nativeName = nativeName;
     }
 
     /**
@@ -66,7 +64,7 @@ public enum CudaResult {
      * @return the name
      */
     public String nativeName() {
-        return nativeName;
+        return NativeNames.cuda(this);
     }
 
     /**
@@ -76,11 +74,7 @@ public enum CudaResult {
      * @return the name
      */
     public static String nameOf(int code) {
-        for (CudaResult r : values()) {
-            if (r.code == code) {
-                return r.nativeName;
-            }
-        }
-        return "CUresult " + code;
+        CudaResult r = NativeNames.byCode(values(), code, CudaResult::code);
+        return r == null ? "CUresult " + code : r.nativeName();
     }
 }

@@ -16,33 +16,31 @@ package ai.djl.distributed.backend.nccl;
 /** {@code ncclDataType_t}: NCCL's element types, with their C values and NCCL's names. */
 public enum NcclDataType {
     /** {@code ncclInt8}. */
-    INT8(0, "ncclInt8", 1),
+    INT8(0, 1),
     /** {@code ncclUint8} (also PyTorch's booleans). */
-    UINT8(1, "ncclUint8", 1),
+    UINT8(1, 1),
     /** {@code ncclInt32}. */
-    INT32(2, "ncclInt32", 4),
+    INT32(2, 4),
     /** {@code ncclUint32}. */
-    UINT32(3, "ncclUint32", 4),
+    UINT32(3, 4),
     /** {@code ncclInt64}. */
-    INT64(4, "ncclInt64", 8),
+    INT64(4, 8),
     /** {@code ncclUint64}. */
-    UINT64(5, "ncclUint64", 8),
+    UINT64(5, 8),
     /** {@code ncclFloat16}. */
-    FLOAT16(6, "ncclFloat16", 2),
+    FLOAT16(6, 2),
     /** {@code ncclFloat32}. */
-    FLOAT32(7, "ncclFloat32", 4),
+    FLOAT32(7, 4),
     /** {@code ncclFloat64}. */
-    FLOAT64(8, "ncclFloat64", 8),
+    FLOAT64(8, 8),
     /** {@code ncclBfloat16} (2.10+). */
-    BFLOAT16(9, "ncclBfloat16", 2);
+    BFLOAT16(9, 2);
 
     private final int code;
-    private final String nativeName;
     private final int width;
 
-    NcclDataType(int code, String nativeName, int width) {
+    NcclDataType(int code, int width) {
         this.code = code;
-        this.nativeName = nativeName;
         this.width = width;
     }
 
@@ -61,7 +59,7 @@ public enum NcclDataType {
      * @return the name
      */
     public String nativeName() {
-        return nativeName;
+        return NativeNames.nccl(this);
     }
 
     /**

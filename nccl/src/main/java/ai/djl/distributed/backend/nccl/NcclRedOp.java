@@ -19,22 +19,20 @@ package ai.djl.distributed.backend.nccl;
  */
 public enum NcclRedOp {
     /** {@code ncclSum}. */
-    SUM(0, "ncclSum"),
+    SUM(0),
     /** {@code ncclProd}. */
-    PROD(1, "ncclProd"),
+    PROD(1),
     /** {@code ncclMax}. */
-    MAX(2, "ncclMax"),
+    MAX(2),
     /** {@code ncclMin}. */
-    MIN(3, "ncclMin"),
+    MIN(3),
     /** {@code ncclAvg} (2.10+). */
-    AVG(4, "ncclAvg");
+    AVG(4);
 
     private final int code;
-    private final String nativeName;
 
-    NcclRedOp(int code, String nativeName) {
+    NcclRedOp(int code) {
         this.code = code;
-        this.nativeName = nativeName;
     }
 
     /**
@@ -52,6 +50,6 @@ public enum NcclRedOp {
      * @return the name
      */
     public String nativeName() {
-        return nativeName;
+        return NativeNames.nccl(this);
     }
 }

@@ -16,28 +16,26 @@ package ai.djl.distributed.backend.nccl;
 /** {@code ncclResult_t}: what every NCCL call returns, with NCCL's names for the messages. */
 public enum NcclResult {
     /** {@code ncclSuccess}. */
-    SUCCESS(0, "ncclSuccess"),
+    SUCCESS(0),
     /** {@code ncclUnhandledCudaError}: a CUDA call failed. */
-    UNHANDLED_CUDA_ERROR(1, "ncclUnhandledCudaError"),
+    UNHANDLED_CUDA_ERROR(1),
     /** {@code ncclSystemError}: a system call failed (socket, memory). */
-    SYSTEM_ERROR(2, "ncclSystemError"),
+    SYSTEM_ERROR(2),
     /** {@code ncclInternalError}: a bug in NCCL, or memory corruption. */
-    INTERNAL_ERROR(3, "ncclInternalError"),
+    INTERNAL_ERROR(3),
     /** {@code ncclInvalidArgument}: a bad argument (null buffer, bad root). */
-    INVALID_ARGUMENT(4, "ncclInvalidArgument"),
+    INVALID_ARGUMENT(4),
     /** {@code ncclInvalidUsage}: a bad use of the API (two ranks on one GPU). */
-    INVALID_USAGE(5, "ncclInvalidUsage"),
+    INVALID_USAGE(5),
     /** {@code ncclRemoteError}: a peer failed or the network did. */
-    REMOTE_ERROR(6, "ncclRemoteError"),
+    REMOTE_ERROR(6),
     /** {@code ncclInProgress}: a non-blocking call has not finished yet. */
-    IN_PROGRESS(7, "ncclInProgress");
+    IN_PROGRESS(7);
 
     private final int code;
-    private final String nativeName;
 
-    NcclResult(int code, String nativeName) {
+    NcclResult(int code) {
         this.code = code;
-        this.nativeName = nativeName;
     }
 
     /**
@@ -55,7 +53,7 @@ public enum NcclResult {
      * @return the name
      */
     public String nativeName() {
-        return nativeName;
+        return NativeNames.nccl(this);
     }
 
     /**
@@ -66,12 +64,11 @@ public enum NcclResult {
      * @throws IllegalArgumentException for a code NCCL does not return
      */
     public static NcclResult of(int code) {
-        for (NcclResult r : values()) {
-            if (r.code == code) {
-                return r;
-            }
+        NcclResult r = NativeNames.byCode(values(), code, NcclResult::code);
+        if (r == null) {
+            throw new IllegalArgumentException(
+                    "ncclResult_t: " + code + " (expected: 0 to " + (values().length - 1) + ")");
         }
-        throw new IllegalArgumentException(
-                "ncclResult_t: " + code + " (expected: 0 to " + (values().length - 1) + ")");
+        return r;
     }
 }

@@ -118,6 +118,37 @@ class NcclBackendProviderTest {
         assertTrue(e.getMessage().contains("nccl.transport"), e.getMessage());
     }
 
+    /** A driver that initialises, supports a CUDA version and sees some GPUs. */
+    private static CudaDriver driver(int versionCode, int gpus) {
+        return NativeFakes.of(
+                CudaDriver.class,
+                Map.of(
+                        "cuInit",
+                        a -> 0,
+                        "cuDriverGetVersion",
+                        a -> {
+                            ((IntByReference) a[0]).setValue(versionCode);
+                            return 0;
+                        },
+                        "cuDeviceGetCount",
+                        a -> {
+                            ((IntByReference) a[0]).setValue(gpus);
+                            return 0;
+                        }));
+    }
+
+    @Test
+    void aDriverWithoutAGpuIsNamed() {
+        NcclLocator none = new NcclLocator(List.of(), t -> null);
+        NcclUnavailableException e =
+                assertThrows(
+                        NcclUnavailableException.class,
+                        () ->
+                                NcclRuntime.probe(
+                                        n -> driver(12040, 0), none, ProcessMaps.parse(List.of())));
+        assertTrue(e.getMessage().contains("(CUDA 12.4) sees no GPU"), e.getMessage());
+    }
+
     @Test
     void aDriverWithoutADeviceIsNamed() {
         CudaDriver noDevice =
@@ -140,21 +171,7 @@ class NcclBackendProviderTest {
         Path lib =
                 Files.writeString(
                         tmp.resolve("libnccl.so.2"), "\0\0NCCL version 2.28.9+cuda13.0\0\0");
-        CudaDriver cuda124 =
-                NativeFakes.of(
-                        CudaDriver.class,
-                        Map.of(
-                                "cuInit", a -> 0,
-                                "cuDriverGetVersion",
-                                        a -> {
-                                            ((IntByReference) a[0]).setValue(12040);
-                                            return 0;
-                                        },
-                                "cuDeviceGetCount",
-                                        a -> {
-                                            ((IntByReference) a[0]).setValue(1);
-                                            return 0;
-                                        }));
+        CudaDriver cuda124 = driver(12040, 1);
         NcclLocator locator =
                 new NcclLocator(
                         List.of(new NcclCandidates.Candidate("test", lib.toString(), false)),
@@ -169,21 +186,7 @@ class NcclBackendProviderTest {
         assertTrue(e.getMessage().contains("the driver supports CUDA 12.4"), e.getMessage());
 
         // The same NCCL with a CUDA 13 driver: the probe passes, and creation says what it found.
-        CudaDriver cuda130 =
-                NativeFakes.of(
-                        CudaDriver.class,
-                        Map.of(
-                                "cuInit", a -> 0,
-                                "cuDriverGetVersion",
-                                        a -> {
-                                            ((IntByReference) a[0]).setValue(13000);
-                                            return 0;
-                                        },
-                                "cuDeviceGetCount",
-                                        a -> {
-                                            ((IntByReference) a[0]).setValue(1);
-                                            return 0;
-                                        }));
+        CudaDriver cuda130 = driver(13000, 1);
         NcclRuntime runtime =
                 NcclRuntime.probe(n -> cuda130, locator, ProcessMaps.parse(List.of()));
         assertEquals(new CudaVersion(13, 0), runtime.driverCuda());

@@ -21,6 +21,8 @@ import com.sun.jna.Pointer;
 
 import org.junit.jupiter.api.Test;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Random;
 
 class NcclStructuresTest {
@@ -74,6 +76,43 @@ class NcclStructuresTest {
         assertEquals(7, NcclDataType.FLOAT32.code());
         assertEquals(5, NcclDataType.UINT64.code());
         assertEquals(2, NcclDataType.FLOAT16.width());
+        // Every name as nccl.h and cuda.h spell it.
+        List<String> results = new ArrayList<>();
+        for (NcclResult r : NcclResult.values()) {
+            results.add(r.code() + " " + r.nativeName());
+        }
+        assertEquals(
+                List.of(
+                        "0 ncclSuccess",
+                        "1 ncclUnhandledCudaError",
+                        "2 ncclSystemError",
+                        "3 ncclInternalError",
+                        "4 ncclInvalidArgument",
+                        "5 ncclInvalidUsage",
+                        "6 ncclRemoteError",
+                        "7 ncclInProgress"),
+                results);
+        List<String> types = new ArrayList<>();
+        for (NcclDataType t : NcclDataType.values()) {
+            types.add(t.code() + " " + t.nativeName());
+        }
+        assertEquals(
+                List.of(
+                        "0 ncclInt8",
+                        "1 ncclUint8",
+                        "2 ncclInt32",
+                        "3 ncclUint32",
+                        "4 ncclInt64",
+                        "5 ncclUint64",
+                        "6 ncclFloat16",
+                        "7 ncclFloat32",
+                        "8 ncclFloat64",
+                        "9 ncclBfloat16"),
+                types);
+        assertEquals("ncclProd", NcclRedOp.PROD.nativeName());
+        assertEquals("ncclAvg", NcclRedOp.AVG.nativeName());
+        assertEquals("CUDA_SUCCESS", CudaResult.nameOf(0));
+        assertEquals("CUDA_ERROR_INSUFFICIENT_DRIVER", CudaResult.nameOf(35));
         assertEquals("CUDA_ERROR_NO_DEVICE", CudaResult.nameOf(100));
         assertEquals("CUDA_ERROR_NOT_READY", CudaResult.nameOf(600));
         assertEquals("CUresult 999", CudaResult.nameOf(999));
