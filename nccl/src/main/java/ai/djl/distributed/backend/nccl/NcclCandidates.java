@@ -31,7 +31,7 @@ import java.util.stream.Stream;
  *       #VARIABLE} (a file, or a folder holding {@value #LIBRARY}); when given, nothing else is
  *       tried ({@code NCCL_} variables are NCCL's own parameters, hence the {@code DJL_} prefix);
  *   <li>an NCCL already mapped in this process ({@code /proc/self/maps}): a process must not load a
- *       second one;
+ *       second one, so when there is one, nothing else is tried;
  *   <li>the pip wheel next to a PyTorch install, as {@code libtorch_cuda.so}'s RPATH finds it:
  *       {@code $PYTORCH_LIBRARY_PATH/../../nvidia/nccl/lib}, then the same beside a libtorch
  *       already mapped in this process (DJL's, wherever DJL found it);
@@ -96,6 +96,9 @@ public final class NcclCandidates {
         }
         for (Path mapped : maps.named("libnccl.so")) {
             out.add(new Candidate("already loaded in this process", mapped.toString(), false));
+        }
+        if (!out.isEmpty()) {
+            return out; // a second NCCL in one process is never loaded
         }
         String torch = env.apply("PYTORCH_LIBRARY_PATH");
         if (!blank(torch)) {

@@ -62,8 +62,6 @@ class NcclLocatorTest {
         ProcessMaps maps =
                 ProcessMaps.parse(
                         List.of(
-                                "7f00-7f10 r-xp 00000000 08:01 123 /opt/nccl/libnccl.so.2.21.5",
-                                "7f10-7f20 r--p 00001000 08:01 123 /opt/nccl/libnccl.so.2.21.5",
                                 "7f20-7f30 r-xp 00000000 08:01 124 " + djlTorch,
                                 "7f30-7f40 rw-p 00000000 00:00 0 ",
                                 "7f40-7f50 rw-p 00000000 00:00 0 [heap]"));
@@ -71,7 +69,6 @@ class NcclLocatorTest {
         String wheel = "nvidia/nccl/lib/libnccl.so.2";
         assertEquals(
                 List.of(
-                        "/opt/nccl/libnccl.so.2.21.5",
                         site.resolve(wheel).toString(),
                         tmp.resolve("djl").resolve(wheel).toString(),
                         // python3.11's wheel is PyTorch's, tried once (above).
@@ -79,13 +76,25 @@ class NcclLocatorTest {
                         tmp.resolve("conda/lib/libnccl.so.2").toString(),
                         "libnccl.so.2"),
                 targets(list));
+        assertTrue(list.get(0).place().contains("PYTORCH_LIBRARY_PATH"), list.get(0).place());
+        assertTrue(list.get(1).place().contains("libtorch loaded"), list.get(1).place());
+        assertTrue(list.get(2).place().contains("VIRTUAL_ENV"), list.get(2).place());
+        assertTrue(list.get(3).place().contains("CONDA_PREFIX"), list.get(3).place());
+        assertTrue(list.get(4).bySystemLoader());
+        assertTrue(list.get(4).place().startsWith("system loader"), list.get(4).place());
+    }
+
+    @Test
+    void anNcclAlreadyLoadedIsTheOnlyPlaceTried() {
+        Map<String, String> env = Map.of("CONDA_PREFIX", "/conda");
+        ProcessMaps maps =
+                ProcessMaps.parse(
+                        List.of(
+                                "7f00-7f10 r-xp 00000000 08:01 123 /opt/nccl/libnccl.so.2.21.5",
+                                "7f10-7f20 r--p 00001000 08:01 123 /opt/nccl/libnccl.so.2.21.5"));
+        List<Candidate> list = NcclCandidates.list(env::get, k -> null, maps);
+        assertEquals(List.of("/opt/nccl/libnccl.so.2.21.5"), targets(list));
         assertTrue(list.get(0).place().contains("already loaded"), list.get(0).place());
-        assertTrue(list.get(1).place().contains("PYTORCH_LIBRARY_PATH"), list.get(1).place());
-        assertTrue(list.get(2).place().contains("libtorch loaded"), list.get(2).place());
-        assertTrue(list.get(3).place().contains("VIRTUAL_ENV"), list.get(3).place());
-        assertTrue(list.get(4).place().contains("CONDA_PREFIX"), list.get(4).place());
-        assertTrue(list.get(5).bySystemLoader());
-        assertTrue(list.get(5).place().startsWith("system loader"), list.get(5).place());
     }
 
     @Test
