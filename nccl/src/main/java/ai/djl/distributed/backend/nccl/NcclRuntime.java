@@ -83,15 +83,20 @@ public record NcclRuntime(
                     .append("); no NVIDIA driver is installed, or it is not visible here\n");
         }
         if (driver != null) {
-            int r = driver.cuInit(0);
+            int init = driver.cuInit(0);
             IntByReference value = new IntByReference();
-            if (r != CudaResult.SUCCESS.code()) {
+            int version = init == 0 ? driver.cuDriverGetVersion(value) : init;
+            if (init != CudaResult.SUCCESS.code()) {
                 problems.append("CUDA driver: ")
                         .append(CudaDriver.LIBRARY)
                         .append(" loaded, but cuInit -> ")
-                        .append(describe(driver, r))
+                        .append(describe(driver, init))
                         .append('\n');
-            } else if (driver.cuDriverGetVersion(value) == 0) {
+            } else if (version != CudaResult.SUCCESS.code()) {
+                problems.append("CUDA driver: cuDriverGetVersion -> ")
+                        .append(describe(driver, version))
+                        .append('\n');
+            } else {
                 driverCuda = CudaVersion.fromDriverCode(value.getValue());
                 driver.cuDeviceGetCount(value);
                 gpus = value.getValue();
