@@ -35,7 +35,8 @@ import java.util.List;
  *
  * <pre>
  * shared vocabulary (ai.djl.distributed: exceptions, Work, ReduceOp)
- *   &lt;- store &lt;- rendezvous &lt;- backend &lt;- pg &lt;- parallel (the data-parallel core)
+ *   &lt;- store &lt;- rendezvous &lt;- backend (cpu; nccl, a module of its own) &lt;- pg
+ *   &lt;- parallel (the data-parallel core)
  *   &lt;- ddp, fsdp &lt;- examples
  *   the launcher on rendezvous and stores; the command line and benchmarks beside pg;
  *   the GPT model (transformer) on DJL and the staged form alone, used by examples
@@ -140,6 +141,7 @@ class ArchitectureTest {
                 List.of(
                         "ai.djl.distributed.ReduceOp",
                         "ai.djl.distributed.pg.ProcessGroup",
+                        "ai.djl.distributed.backend.nccl.NcclOps",
                         "ai.djl.distributed.parallel.FlatBuffer",
                         "ai.djl.distributed.ddp.DistributedDataParallel",
                         "ai.djl.distributed.fsdp.FullyShardedDataParallel",

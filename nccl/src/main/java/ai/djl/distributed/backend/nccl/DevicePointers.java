@@ -1,0 +1,244 @@
+/*
+ * Copyright 2026 The DJL Distributed Authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+ * in compliance with the License. You may obtain a copy of the License at
+ *
+ * http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the License
+ * is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express
+ * or implied. See the License for the specific language governing permissions and limitations under
+ * the License.
+ */
+package ai.djl.distributed.backend.nccl;
+
+import ai.djl.Device;
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.types.DataType;
+import ai.djl.util.NativeResource;
+
+import com.sun.jna.Native;
+import com.sun.jna.Pointer;
+import com.sun.jna.ptr.IntByReference;
+import com.sun.jna.ptr.LongByReference;
+import com.sun.jna.ptr.PointerByReference;
+
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The memory of DJL's PyTorch arrays, read through libtorch's stable C shim ({@link TorchShim}) on
+ * {@code PtNDArray.getHandle()}: no copy, no C++ call that could throw into the JVM. DJL has no
+ * pointer API for GPU arrays ({@code toByteBuffer} copies to the host); the shim's getters work
+ * alike on every device, so the path that serves NCCL is the one tested on CPU arrays.
+ *
+ * <p>The shim is bound on the libtorch this process has already loaded (found in {@code
+ * /proc/self/maps}), once. Thread-safe. The arrays stay owned by the caller; a view is valid while
+ * its array is open.
+ */
+public final class DevicePointers {
+
+    private static final String LIBTORCH = "libtorch_cpu.so";
+
+    private static volatile DevicePointers instance;
+
+    private final TorchShim shim;
+    private final int cpu;
+    private final int cuda;
+    private final Map<Integer, DataType> types;
+
+    private DevicePointers(TorchShim shim) {
+        this.shim = shim;
+        this.cpu = shim.aoti_torch_device_type_cpu();
+        this.cuda = shim.aoti_torch_device_type_cuda();
+        Map<Integer, DataType> t = new HashMap<>();
+        t.put(shim.aoti_torch_dtype_bool(), DataType.BOOLEAN);
+        t.put(shim.aoti_torch_dtype_uint8(), DataType.UINT8);
+        t.put(shim.aoti_torch_dtype_int8(), DataType.INT8);
+        t.put(shim.aoti_torch_dtype_int16(), DataType.INT16);
+        t.put(shim.aoti_torch_dtype_int32(), DataType.INT32);
+        t.put(shim.aoti_torch_dtype_int64(), DataType.INT64);
+        t.put(shim.aoti_torch_dtype_uint32(), DataType.UINT32);
+        t.put(shim.aoti_torch_dtype_uint64(), DataType.UINT64);
+        t.put(shim.aoti_torch_dtype_float16(), DataType.FLOAT16);
+        t.put(shim.aoti_torch_dtype_bfloat16(), DataType.BFLOAT16);
+        t.put(shim.aoti_torch_dtype_float32(), DataType.FLOAT32);
+        t.put(shim.aoti_torch_dtype_float64(), DataType.FLOAT64);
+        this.types = Map.copyOf(t);
+    }
+
+    /**
+     * Returns the instance bound on this process's libtorch.
+     *
+     * @return the instance
+     * @throws IllegalStateException if no libtorch is loaded (no PyTorch array was made yet)
+     */
+    public static DevicePointers get() {
+        DevicePointers d = instance;
+        if (d == null) {
+            synchronized (DevicePointers.class) {
+                d = instance;
+                if (d == null) {
+                    Path lib =
+                            ProcessMaps.ofThisProcess()
+                                    .first(LIBTORCH)
+                                    .orElseThrow(
+                                            () ->
+                                                    new IllegalStateException(
+                                                            LIBTORCH
+                                                                    + ": not loaded in this process"
+                                                                    + " (expected: DJL's PyTorch"
+                                                                    + " engine, loaded by making"
+                                                                    + " an array)"));
+                    d = new DevicePointers(Native.load(lib.toString(), TorchShim.class));
+                    instance = d;
+                }
+            }
+        }
+        return d;
+    }
+
+    /**
+     * Reads what libtorch knows of an array.
+     *
+     * @param array an open array of DJL's PyTorch engine
+     * @return its view
+     * @throws IllegalArgumentException if the array is not a PyTorch one, or is closed
+     * @throws IllegalStateException if a shim call fails
+     */
+    public TensorView view(NDArray array) {
+        Pointer t = handleOf(array);
+        PointerByReference data = new PointerByReference();
+        check(shim.aoti_torch_get_data_ptr(t, data), "aoti_torch_get_data_ptr", array);
+        IntByReference deviceType = new IntByReference();
+        check(shim.aoti_torch_get_device_type(t, deviceType), "aoti_torch_get_device_type", array);
+        IntByReference deviceIndex = new IntByReference();
+        check(shim.aoti_torch_get_device_index(t, deviceIndex), "get_device_index", array);
+        IntByReference dtype = new IntByReference();
+        check(shim.aoti_torch_get_dtype(t, dtype), "aoti_torch_get_dtype", array);
+        LongByReference numel = new LongByReference();
+        check(shim.aoti_torch_get_numel(t, numel), "aoti_torch_get_numel", array);
+        LongByReference dim = new LongByReference();
+        check(shim.aoti_torch_get_dim(t, dim), "aoti_torch_get_dim", array);
+        LongByReference offset = new LongByReference();
+        check(shim.aoti_torch_get_storage_offset(t, offset), "get_storage_offset", array);
+        int n = (int) dim.getValue();
+        long[] shape = new long[n];
+        long[] strides = new long[n];
+        if (n > 0) {
+            // Borrowed from the tensor: copied out at once.
+            PointerByReference sizes = new PointerByReference();
+            check(shim.aoti_torch_get_sizes(t, sizes), "aoti_torch_get_sizes", array);
+            sizes.getValue().read(0, shape, 0, n);
+            PointerByReference steps = new PointerByReference();
+            check(shim.aoti_torch_get_strides(t, steps), "aoti_torch_get_strides", array);
+            steps.getValue().read(0, strides, 0, n);
+        }
+        int type = deviceType.getValue();
+        String djlType =
+                type == cpu ? Device.Type.CPU : type == cuda ? Device.Type.GPU : "torch:" + type;
+        return new TensorView(
+                Pointer.nativeValue(data.getValue()),
+                djlType,
+                deviceIndex.getValue(),
+                types.get(dtype.getValue()),
+                dtype.getValue(),
+                numel.getValue(),
+                offset.getValue(),
+                shape,
+                strides);
+    }
+
+    /**
+     * Reads an array that a collective on one device is about to use, refusing what NCCL cannot
+     * take: another device, a layout that is not contiguous, a type NCCL has no code for.
+     *
+     * @param array an open array of DJL's PyTorch engine
+     * @param device the device the backend serves
+     * @return its view, with {@link NcclOps#dataType} defined for its type
+     * @throws IllegalArgumentException naming the array's shape, type and device, and what was
+     *     expected
+     */
+    public TensorView require(NDArray array, Device device) {
+        return check(view(array), device);
+    }
+
+    /**
+     * Checks a view against what NCCL takes on one device.
+     *
+     * @param v the view
+     * @param device the device the backend serves
+     * @return the view
+     * @throws IllegalArgumentException naming the tensor and what was expected
+     */
+    static TensorView check(TensorView v, Device device) {
+        int index = device.getDeviceId();
+        boolean sameDevice =
+                v.deviceType().equals(device.getDeviceType())
+                        && (device.getDeviceType().equals(Device.Type.CPU)
+                                || v.deviceIndex() == index);
+        if (!sameDevice) {
+            throw new IllegalArgumentException(
+                    "array: " + v + " (expected: on " + device + ", the backend's device)");
+        }
+        if (!v.isContiguous()) {
+            throw new IllegalArgumentException(
+                    "array: "
+                            + v
+                            + " is not contiguous (expected: row-major dense strides "
+                            + Arrays.toString(denseStrides(v.shape()))
+                            + "; pass a contiguous copy)");
+        }
+        if (v.dataType() == null || !NcclOps.supports(v.dataType())) {
+            throw new IllegalArgumentException(
+                    "array: "
+                            + v
+                            + " has a type NCCL cannot carry (expected one of "
+                            + NcclOps.supportedTypes()
+                            + ")");
+        }
+        return v;
+    }
+
+    static long[] denseStrides(long[] shape) {
+        long[] s = new long[shape.length];
+        long step = 1;
+        for (int d = shape.length - 1; d >= 0; d--) {
+            s[d] = step;
+            step *= Math.max(shape[d], 1);
+        }
+        return s;
+    }
+
+    private static Pointer handleOf(NDArray array) {
+        String engine = array.getManager().getEngine().getEngineName();
+        if (!"PyTorch".equals(engine) || !(array instanceof NativeResource<?> resource)) {
+            throw new IllegalArgumentException(
+                    "array: "
+                            + array.getShape()
+                            + " "
+                            + array.getDataType()
+                            + " of engine "
+                            + engine
+                            + " (expected: an array of DJL's PyTorch engine)");
+        }
+        if (resource.isReleased()) {
+            throw new IllegalArgumentException("array: closed (expected: an open array)");
+        }
+        if (!(resource.getHandle() instanceof Long handle) || handle == 0L) {
+            throw new IllegalArgumentException(
+                    "array: handle " + resource.getHandle() + " (expected: a tensor pointer)");
+        }
+        return new Pointer(handle);
+    }
+
+    private static void check(int error, String call, NDArray array) {
+        if (error != 0) {
+            throw new IllegalStateException(
+                    call + " returned " + error + " for array " + array.getShape());
+        }
+    }
+}

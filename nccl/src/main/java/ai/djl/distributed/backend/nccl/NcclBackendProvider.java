@@ -1,0 +1,92 @@
+/*
+ * Copyright 2026 The DJL Distributed Authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+ * in compliance with the License. You may obtain a copy of the License at
+ *
+ * http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the License
+ * is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express
+ * or implied. See the License for the specific language governing permissions and limitations under
+ * the License.
+ */
+package ai.djl.distributed.backend.nccl;
+
+import ai.djl.Device;
+import ai.djl.distributed.NotSupportedException;
+import ai.djl.distributed.backend.Backend;
+import ai.djl.distributed.backend.BackendContext;
+import ai.djl.distributed.backend.BackendProvider;
+
+import java.util.List;
+import java.util.Set;
+import java.util.function.Supplier;
+
+/**
+ * Registers the {@code nccl} backend for GPU arrays ({@code "cpu:cpu,gpu:nccl"}, or PyTorch's
+ * {@code "cpu:gloo,cuda:nccl"}). Creating it probes the machine first ({@link NcclRuntime}): with
+ * no CUDA driver, no GPU or no usable NCCL it fails at once with a {@link NcclUnavailableException}
+ * saying what it looked for, where, and what it found.
+ *
+ * <p>The collectives themselves need a GPU to be written and proven, and are not built yet: on a
+ * machine where the probe succeeds, creation fails with a {@link NotSupportedException} that names
+ * what was found. Thread-safe.
+ */
+public final class NcclBackendProvider implements BackendProvider {
+
+    /** The options this backend takes: none yet. */
+    public static final Set<String> OPTIONS = Set.of();
+
+    private final Supplier<NcclRuntime> probe;
+
+    /** Creates the provider that probes this process ({@link java.util.ServiceLoader}'s). */
+    public NcclBackendProvider() {
+        this(NcclRuntime::probe);
+    }
+
+    /**
+     * Creates a provider that probes through the given means.
+     *
+     * @param probe finds the driver and NCCL, or throws {@link NcclUnavailableException}
+     */
+    NcclBackendProvider(Supplier<NcclRuntime> probe) {
+        this.probe = probe;
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public List<String> getNames() {
+        return List.of(NcclOps.BACKEND);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public List<String> getDeviceTypes() {
+        return List.of(Device.Type.GPU);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * @throws NcclUnavailableException when the driver, a GPU or a usable NCCL is missing
+     * @throws NotSupportedException where they are present: the collectives are not built yet
+     */
+    @Override
+    public Backend create(BackendContext context) {
+        context.option(NcclOps.BACKEND, OPTIONS, "");
+        NcclRuntime runtime = probe.get();
+        NcclLocator.Found nccl = runtime.nccl();
+        throw new NotSupportedException(
+                NcclOps.BACKEND,
+                "collectives yet (found NCCL "
+                        + nccl.version()
+                        + " at "
+                        + nccl.path()
+                        + ", a CUDA "
+                        + runtime.driverCuda()
+                        + " driver and "
+                        + runtime.gpus()
+                        + " GPU(s); the backend on them is still to be written)");
+    }
+}
