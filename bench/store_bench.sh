@@ -38,6 +38,9 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print "n/a"; else print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 maximum() { sort -g | tail -1; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b+0 == 0) print "n/a"; else printf "%.2f", a/b }'; }
+# At SPIN_UPTO connections or fewer the load generator never sleeps: a client that blocks pays a
+# vCPU wake-up per reply, which at one connection is most of the round trip (see docs/PERFORMANCE.md).
+spin() { [ "$1" -le "${SPIN_UPTO:-1}" ] && echo spin; true; }
 skip() { case " $SKIP " in *" $1 "*) return 0;; esac; return 1; }
 
 # start WHICH [SECRET]: a fresh server on a free port; sets PORT and PID
@@ -67,7 +70,7 @@ if ! skip capacity; then
     for r in $(seq 1 "$REPEAT"); do
       for which in java pytorch; do
         start $which
-        out=$("$WORK/store_load" 127.0.0.1 "$PORT" "$c" "$SECONDS_PER_RUN")
+        out=$("$WORK/store_load" 127.0.0.1 "$PORT" "$c" "$SECONDS_PER_RUN" $(spin "$c"))
         stop
         first=$(echo "$out" | grep -m1 '^second=1 ' | grep -o 'ops_per_s=[0-9]*' | cut -d= -f2)
         all=$(echo "$out" | tail -1 | grep -o 'ops_per_s=[0-9]*' | cut -d= -f2)
@@ -76,7 +79,7 @@ if ! skip capacity; then
       done
     done
     start c
-    all=$("$WORK/store_load" 127.0.0.1 "$PORT" "$c" "$SECONDS_PER_RUN" | tail -1 | grep -o 'ops_per_s=[0-9]*' | cut -d= -f2)
+    all=$("$WORK/store_load" 127.0.0.1 "$PORT" "$c" "$SECONDS_PER_RUN" $(spin "$c") | tail -1 | grep -o 'ops_per_s=[0-9]*' | cut -d= -f2)
     stop
     echo "capacity server=c-floor connections=$c ops_per_s=$all"; echo "$all" > "$WORK/cap.c.$c.all"
   done

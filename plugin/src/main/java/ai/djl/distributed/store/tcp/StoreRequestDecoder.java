@@ -122,6 +122,14 @@ public final class StoreRequestDecoder extends ByteToMessageDecoder {
                 StoreProtocol.DEFAULT_MAX_KEYS);
     }
 
+    /**
+     * Tells whether the next byte of the stream starts a request of a validated connection: the
+     * decoder holds no part of one, and has refused nothing.
+     */
+    boolean isIdle() {
+        return validated && state == State.OPCODE && !internalBuffer().isReadable();
+    }
+
     /** Skips the VALIDATE check: a {@link StoreAuthServerHandler} has done it, and more. */
     void markValidated() {
         validated = true;

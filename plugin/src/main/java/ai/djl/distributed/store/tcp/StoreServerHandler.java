@@ -92,7 +92,7 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
             case VALIDATE:
                 return; // the decoder checked the handshake
             case SET:
-                state.set(req.key(), req.value());
+                set(req.key(), req.value());
                 return;
             case COMPARE_SET:
                 byte[] current =
@@ -100,30 +100,16 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
                 bytes(ctx, current);
                 return;
             case GET:
-                byte[] value = state.get(req.key());
-                bytes(ctx, value == null ? EMPTY : value);
+                get(ctx, req.key());
                 return;
             case ADD:
-                long sum = state.add(req.key(), req.number());
-                reply(ctx, 8).writeLongLE(sum);
+                add(ctx, req.key(), req.number());
                 return;
             case CHECK:
-                int ready =
-                        state.check(req.keys())
-                                ? StoreProtocol.CHECK_READY
-                                : StoreProtocol.CHECK_NOT_READY;
-                reply(ctx, 1).writeByte(ready);
+                check(ctx, req.keys());
                 return;
             case WAIT:
-                if (waiter == null) {
-                    waiter = new Waiter(ctx.channel());
-                }
-                // a STOP_WAITING queued by another connection's write must follow this
-                // connection's earlier replies
-                handOver(ctx);
-                if (state.await(waiter, req.keys())) {
-                    reply(ctx, 1).writeByte(StoreProtocol.STOP_WAITING);
-                }
+                await(ctx, req.keys());
                 return;
             case GETNUMKEYS:
                 reply(ctx, 8).writeLongLE(state.numKeys());
@@ -161,6 +147,54 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
             default:
                 throw new AssertionError(req.opcode());
         }
+    }
+
+    /** Stores a SET's value (no reply). */
+    void set(String key, byte[] value) {
+        state.set(key, value);
+    }
+
+    /** Replies to a GET: the value, or an empty one for a missing key (PyTorch's server's way). */
+    void get(ChannelHandlerContext ctx, String key) {
+        byte[] value = state.get(key);
+        bytes(ctx, value == null ? EMPTY : value);
+    }
+
+    /** Replies to an ADD with the counter's new value. */
+    void add(ChannelHandlerContext ctx, String key, long delta) {
+        reply(ctx, 8).writeLongLE(state.add(key, delta));
+    }
+
+    /** Replies to a CHECK: whether every key exists. */
+    void check(ChannelHandlerContext ctx, List<String> keys) {
+        int ready = state.check(keys) ? StoreProtocol.CHECK_READY : StoreProtocol.CHECK_NOT_READY;
+        reply(ctx, 1).writeByte(ready);
+    }
+
+    /** Registers a WAIT, or replies STOP_WAITING at once if every key exists. */
+    void await(ChannelHandlerContext ctx, List<String> keys) {
+        if (waiter == null) {
+            waiter = new Waiter(ctx.channel());
+        }
+        // a STOP_WAITING queued by another connection's write must follow this connection's
+        // earlier replies
+        handOver(ctx);
+        if (state.await(waiter, keys)) {
+            reply(ctx, 1).writeByte(StoreProtocol.STOP_WAITING);
+        }
+    }
+
+    /**
+     * Tells whether a request may be served the moment it is read: nothing is held back for a
+     * client that is not reading its replies.
+     */
+    boolean isReady(ChannelHandlerContext ctx) {
+        return backlog.isEmpty() && ctx.channel().isWritable();
+    }
+
+    /** Closes the connection after a request the store refused, with the reason logged. */
+    void fail(ChannelHandlerContext ctx, StoreException e) {
+        closeWith(ctx, e.getMessage());
     }
 
     private void cancelWait(ChannelHandlerContext ctx) {

@@ -157,17 +157,25 @@ public final class TcpStoreServer implements AutoCloseable {
                                                             new StoreAuthServerHandler(
                                                                     secret, builder.readTimeout));
                                         }
+                                        StoreRequestDecoder decoder =
+                                                new StoreRequestDecoder(
+                                                        builder.maxKeyBytes,
+                                                        builder.maxRequestBytes,
+                                                        builder.maxKeys,
+                                                        partials,
+                                                        builder.readTimeout);
+                                        StoreServerHandler server =
+                                                new StoreServerHandler(
+                                                        keys, builder.maxRequestBytes);
                                         ch.pipeline()
                                                 .addLast(
-                                                        new StoreRequestDecoder(
+                                                        new InPlaceRequests(
+                                                                decoder,
+                                                                server,
                                                                 builder.maxKeyBytes,
-                                                                builder.maxRequestBytes,
-                                                                builder.maxKeys,
-                                                                partials,
-                                                                builder.readTimeout))
-                                                .addLast(
-                                                        new StoreServerHandler(
-                                                                keys, builder.maxRequestBytes));
+                                                                builder.maxRequestBytes))
+                                                .addLast(decoder)
+                                                .addLast(server);
                                     }
                                 });
         return bootstrap.bind(host, port).syncUninterruptibly().channel();

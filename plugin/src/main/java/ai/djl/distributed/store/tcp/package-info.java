@@ -18,8 +18,10 @@
  * <p>The layout follows a Netty codec: {@link ai.djl.distributed.store.tcp.StoreOpcode} owns each
  * query's wire byte and shape; {@link ai.djl.distributed.store.tcp.StoreRequestEncoder} and {@link
  * ai.djl.distributed.store.tcp.StoreRequestDecoder} turn requests into bytes and back; the server
- * side is {@link ai.djl.distributed.store.tcp.TcpStoreServer}, its per-connection handler and the
- * shared key state; the client side is a connection that matches each reply to its query. {@link
- * ai.djl.distributed.store.tcp.NettyTransport} is the one place that picks epoll or NIO.
+ * side is {@link ai.djl.distributed.store.tcp.TcpStoreServer}, its per-connection handlers (a fast
+ * path that serves the common queries straight from the read buffer when they arrive whole, the
+ * decoder for everything else) and the shared key state; the client side is a connection that
+ * matches each reply to its query. {@link ai.djl.distributed.store.tcp.NettyTransport} is the one
+ * place that picks epoll or NIO.
  */
 package ai.djl.distributed.store.tcp;

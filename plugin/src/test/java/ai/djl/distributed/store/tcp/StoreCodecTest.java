@@ -28,8 +28,6 @@ import io.netty.handler.codec.DecoderException;
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayOutputStream;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -39,45 +37,6 @@ class StoreCodecTest {
 
     private static byte[] b(String s) {
         return s.getBytes(StandardCharsets.UTF_8);
-    }
-
-    /** Builds the wire bytes by hand, independently of the encoder. */
-    private static final class Wire {
-        private final ByteArrayOutputStream out = new ByteArrayOutputStream();
-
-        Wire u8(int v) {
-            out.write(v);
-            return this;
-        }
-
-        Wire u32(long v) {
-            out.writeBytes(
-                    ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt((int) v).array());
-            return this;
-        }
-
-        Wire i64(long v) {
-            out.writeBytes(
-                    ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(v).array());
-            return this;
-        }
-
-        Wire str(String s) {
-            byte[] bytes = s.getBytes(StandardCharsets.ISO_8859_1);
-            i64(bytes.length);
-            out.writeBytes(bytes);
-            return this;
-        }
-
-        Wire bytes(byte[] v) {
-            i64(v.length);
-            out.writeBytes(v);
-            return this;
-        }
-
-        byte[] get() {
-            return out.toByteArray();
-        }
     }
 
     private static List<StoreRequest> samples() {
