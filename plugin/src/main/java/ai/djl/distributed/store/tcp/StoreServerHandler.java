@@ -266,12 +266,13 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
         return replies.ensureWritable(n);
     }
 
-    // Hands the gathered replies to the pipeline (in order, ahead of anything written after).
+    // Hands the gathered replies to the pipeline (in order, ahead of anything written after). No
+    // promise per write: a failed write reaches exceptionCaught, which closes the connection.
     private void handOver(ChannelHandlerContext ctx) {
         if (replies != null) {
             ByteBuf out = replies;
             replies = null;
-            ctx.write(out);
+            ctx.write(out, ctx.voidPromise());
         }
     }
 
