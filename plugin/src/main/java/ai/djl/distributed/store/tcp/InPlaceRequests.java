@@ -58,23 +58,28 @@ final class InPlaceRequests extends ChannelInboundHandlerAdapter {
     /** {@inheritDoc} */
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        if (msg instanceof ByteBuf && decoder.isIdle() && server.isReady(ctx)) {
-            ByteBuf in = (ByteBuf) msg;
-            try {
-                while (in.isReadable() && serveOne(ctx, in)) {
-                    // each whole request at the head of the buffer, in order
-                }
-            } catch (StoreException e) {
-                in.release();
-                server.fail(ctx, e);
-                return;
+        if (!(msg instanceof ByteBuf) || !decoder.isIdle()) {
+            ctx.fireChannelRead(msg);
+            return;
+        }
+        ByteBuf in = (ByteBuf) msg;
+        boolean rest = false;
+        try {
+            // each whole request at the head of the buffer, in order, while replies can go out
+            while (in.isReadable() && server.isReady(ctx) && serveOne(ctx, in)) {
+                continue;
             }
-            if (!in.isReadable()) {
+            rest = in.isReadable();
+        } catch (StoreException e) {
+            server.fail(ctx, e);
+        } finally {
+            if (!rest) {
                 in.release();
-                return;
             }
         }
-        ctx.fireChannelRead(msg);
+        if (rest) {
+            ctx.fireChannelRead(in);
+        }
     }
 
     // Serves the request at the reader index if it is whole and of the fast kinds, and consumes it.
