@@ -101,6 +101,11 @@ public final class DevicePointers {
         return d;
     }
 
+    /** The shim this instance is bound on (tests make tensors with it). */
+    TorchShim shim() {
+        return shim;
+    }
+
     /**
      * Reads what libtorch knows of an array.
      *
@@ -111,30 +116,43 @@ public final class DevicePointers {
      */
     public TensorView view(NDArray array) {
         Pointer t = handleOf(array);
+        return view(t, "array " + array.getShape());
+    }
+
+    /**
+     * Reads what libtorch knows of a tensor handle ({@code AtenTensorHandle}), made by DJL or by
+     * the shim itself.
+     *
+     * @param t the tensor; borrowed, not freed
+     * @param what names the tensor in errors
+     * @return its view
+     * @throws IllegalStateException if a shim call fails
+     */
+    TensorView view(Pointer t, String what) {
         PointerByReference data = new PointerByReference();
-        check(shim.aoti_torch_get_data_ptr(t, data), "aoti_torch_get_data_ptr", array);
+        check(shim.aoti_torch_get_data_ptr(t, data), "aoti_torch_get_data_ptr", what);
         IntByReference deviceType = new IntByReference();
-        check(shim.aoti_torch_get_device_type(t, deviceType), "aoti_torch_get_device_type", array);
+        check(shim.aoti_torch_get_device_type(t, deviceType), "aoti_torch_get_device_type", what);
         IntByReference deviceIndex = new IntByReference();
-        check(shim.aoti_torch_get_device_index(t, deviceIndex), "get_device_index", array);
+        check(shim.aoti_torch_get_device_index(t, deviceIndex), "get_device_index", what);
         IntByReference dtype = new IntByReference();
-        check(shim.aoti_torch_get_dtype(t, dtype), "aoti_torch_get_dtype", array);
+        check(shim.aoti_torch_get_dtype(t, dtype), "aoti_torch_get_dtype", what);
         LongByReference numel = new LongByReference();
-        check(shim.aoti_torch_get_numel(t, numel), "aoti_torch_get_numel", array);
+        check(shim.aoti_torch_get_numel(t, numel), "aoti_torch_get_numel", what);
         LongByReference dim = new LongByReference();
-        check(shim.aoti_torch_get_dim(t, dim), "aoti_torch_get_dim", array);
+        check(shim.aoti_torch_get_dim(t, dim), "aoti_torch_get_dim", what);
         LongByReference offset = new LongByReference();
-        check(shim.aoti_torch_get_storage_offset(t, offset), "get_storage_offset", array);
+        check(shim.aoti_torch_get_storage_offset(t, offset), "get_storage_offset", what);
         int n = (int) dim.getValue();
         long[] shape = new long[n];
         long[] strides = new long[n];
         if (n > 0) {
             // Borrowed from the tensor: copied out at once.
             PointerByReference sizes = new PointerByReference();
-            check(shim.aoti_torch_get_sizes(t, sizes), "aoti_torch_get_sizes", array);
+            check(shim.aoti_torch_get_sizes(t, sizes), "aoti_torch_get_sizes", what);
             sizes.getValue().read(0, shape, 0, n);
             PointerByReference steps = new PointerByReference();
-            check(shim.aoti_torch_get_strides(t, steps), "aoti_torch_get_strides", array);
+            check(shim.aoti_torch_get_strides(t, steps), "aoti_torch_get_strides", what);
             steps.getValue().read(0, strides, 0, n);
         }
         int type = deviceType.getValue();
@@ -235,10 +253,9 @@ public final class DevicePointers {
         return new Pointer(handle);
     }
 
-    private static void check(int error, String call, NDArray array) {
+    private static void check(int error, String call, String what) {
         if (error != 0) {
-            throw new IllegalStateException(
-                    call + " returned " + error + " for array " + array.getShape());
+            throw new IllegalStateException(call + " returned " + error + " for " + what);
         }
     }
 }

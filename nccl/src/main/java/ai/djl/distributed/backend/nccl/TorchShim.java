@@ -78,4 +78,21 @@ interface TorchShim extends Library {
     int aoti_torch_dtype_float32();
 
     int aoti_torch_dtype_float64();
+
+    /**
+     * {@code aoti_torch_empty_strided}: a new uninitialised tensor, owned by the caller (free it
+     * with {@link #aoti_torch_delete_tensor_object}). The tests make tensors of the machine's own
+     * libtorch with it, without DJL.
+     */
+    int aoti_torch_empty_strided(
+            long ndim,
+            long[] sizes,
+            long[] strides,
+            int dtype,
+            int deviceType,
+            int deviceIndex,
+            PointerByReference ret);
+
+    /** {@code aoti_torch_delete_tensor_object}: frees a tensor made through the shim. */
+    int aoti_torch_delete_tensor_object(Pointer tensor);
 }

@@ -27,12 +27,14 @@ import ai.djl.ndarray.types.Shape;
 
 import com.sun.jna.Native;
 import com.sun.jna.Pointer;
+import com.sun.jna.ptr.PointerByReference;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 import java.util.List;
 
 /** The shim path on CPU arrays: the same getters serve GPU arrays. */
@@ -128,6 +130,38 @@ class DevicePointersTest {
             assertTrue(e.getMessage().contains("[6, 4]"), e.getMessage());
             assertTrue(e.getMessage().contains("not contiguous"), e.getMessage());
             assertTrue(e.getMessage().contains("[4, 1]"), e.getMessage());
+        }
+    }
+
+    @Test
+    void tensorsMadeThroughTheShimAreViewedAsMade() {
+        try (NDManager m = manager.newSubManager()) {
+            m.zeros(new Shape(1)); // libtorch is loaded
+        }
+        DevicePointers pointers = DevicePointers.get();
+        TorchShim shim = pointers.shim();
+        int float32 = shim.aoti_torch_dtype_float32();
+        int cpu = shim.aoti_torch_device_type_cpu();
+        long[][] stridesOf = {{4, 1}, {1, 3}}; // row-major, then column-major
+        for (long[] strides : stridesOf) {
+            PointerByReference made = new PointerByReference();
+            assertEquals(
+                    0,
+                    shim.aoti_torch_empty_strided(
+                            2, new long[] {3, 4}, strides, float32, cpu, 0, made));
+            try {
+                TensorView v = pointers.view(made.getValue(), "tensor [3, 4]");
+                assertArrayEquals(new long[] {3, 4}, v.shape());
+                assertArrayEquals(strides, v.strides());
+                assertEquals(12, v.numel());
+                assertEquals(DataType.FLOAT32, v.dataType());
+                assertEquals(Device.Type.CPU, v.deviceType());
+                assertEquals(0, v.storageOffset());
+                assertTrue(v.address() != 0);
+                assertEquals(strides[1] == 1, v.isContiguous(), Arrays.toString(strides));
+            } finally {
+                assertEquals(0, shim.aoti_torch_delete_tensor_object(made.getValue()));
+            }
         }
     }
 
