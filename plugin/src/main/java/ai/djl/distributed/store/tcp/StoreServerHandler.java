@@ -30,10 +30,12 @@ import java.util.Queue;
 
 /**
  * Serves one client connection (whose decoder has checked the VALIDATE handshake): applies each
- * query to the shared {@link StoreState} and writes the reply. The small replies of one read burst
- * are gathered in one buffer, written and flushed once when the burst ends: one allocation and one
- * system call for all of them. Anything malformed closes this connection alone, with a logged
- * reason.
+ * query to the shared {@link StoreState} and writes the reply. Queries come decoded from the {@link
+ * StoreRequestDecoder} before it, or straight from the read buffer through {@link InPlaceRequests},
+ * which calls the per-query methods here; both run on the connection's event loop, so nothing here
+ * needs a lock. The small replies of one read burst are gathered in one buffer, written and flushed
+ * once when the burst ends: one allocation and one system call for all of them. Anything malformed
+ * closes this connection alone, with a logged reason.
  */
 final class StoreServerHandler extends ChannelInboundHandlerAdapter {
 
