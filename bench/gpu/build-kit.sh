@@ -6,6 +6,7 @@
 #
 #   bench/gpu/build-kit.sh [OUT]          # default OUT: target/gpu-kit (ignored by git)
 #   OUT/run-kit.sh [REPORTS]              # on the GPU machine; REPORTS: a folder for the XML reports
+#   OUT/allreduce_bench.sh [REPEAT]       # on the GPU machine: world-size-1 all-reduce against PyTorch
 #
 # With the device tool: run(command="target/gpu-kit/run-kit.sh $OUT", carry=["target/gpu-kit"]).
 set -euo pipefail
@@ -31,6 +32,6 @@ mvn -B -ntp -q dependency:copy \
   -DoutputDirectory="$OUT/lib"
 jlink --add-modules "$MODULES" --strip-debug --no-header-files --no-man-pages --compress=2 \
   --output "$OUT/jre"
-cp bench/gpu/run-kit.sh "$OUT/"
-chmod +x "$OUT/run-kit.sh"
+cp bench/gpu/run-kit.sh bench/gpu/kit-env.sh bench/gpu/allreduce_bench.sh bench/gpu/torch_allreduce.py "$OUT/"
+chmod +x "$OUT/run-kit.sh" "$OUT/allreduce_bench.sh"
 echo "GPU kit in $OUT: $(du -sh "$OUT" | cut -f1)"
