@@ -7,7 +7,8 @@
 # alternate, and each figure is the median of REPEAT runs:
 #   1. capacity: bench/store_load.c holding 1, 16 and 64 connections, each with one small SET+GET
 #      or ADD in flight in a closed loop, for SECONDS; the first second and the whole run;
-#   2. steadiness: ten consecutive runs of SECONDS at 64 connections against one fresh server;
+#   2. steadiness: ten consecutive runs of SECONDS at 64 connections against each of two fresh
+#      servers (ours, PyTorch's) running at once, alternating, and the ratio run by run;
 #   3. PyTorch's own load: 16 Python client processes x 500 rounds of set/get/add
 #      (../shared/peers/torch_store_bench.py), against each server and the C floor;
 #   4. rendezvous: N simultaneous raw clients (connect, VALIDATE, ADD, WAIT for the last;
@@ -30,7 +31,10 @@ FD_LIMIT=$(ulimit -n)
 "$ROOT/bin/djl-dist" --help >/dev/null   # builds the jars if needed
 WORK=$(mktemp -d)
 PID=""
-cleanup() { [ -n "$PID" ] && kill "$PID" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$WORK"; }
+cleanup() {
+  for p in $PID ${JAVA_PID:-}; do kill "$p" 2>/dev/null; done
+  wait 2>/dev/null || true; rm -rf "$WORK"
+}
 trap cleanup EXIT
 gcc -O2 -o "$WORK/store_load" "$ROOT/bench/store_load.c"
 gcc -O2 -o "$WORK/min_store" "$ROOT/bench/min_store.c"
@@ -86,14 +90,20 @@ if ! skip capacity; then
 fi
 
 if ! skip steady; then
-  for which in java pytorch; do
-    start $which
-    for r in $(seq 1 10); do
-      all=$("$WORK/store_load" 127.0.0.1 "$PORT" 64 "$SECONDS_PER_RUN" | tail -1 | grep -o 'ops_per_s=[0-9]*' | cut -d= -f2)
+  # Both servers start fresh and run at once; their 3-s runs alternate, so a drift of the machine
+  # falls on both, and the ratio's spread shows what is the server's own.
+  start java; JAVA_PID=$PID; JAVA_PORT=$PORT; PID=""
+  start pytorch
+  for r in $(seq 1 10); do
+    for which in java pytorch; do
+      port=$PORT; [ "$which" = java ] && port=$JAVA_PORT
+      all=$("$WORK/store_load" 127.0.0.1 "$port" 64 "$SECONDS_PER_RUN" | tail -1 | grep -o 'ops_per_s=[0-9]*' | cut -d= -f2)
       echo "steady server=$which connections=64 run=$r ops_per_s=$all"; echo "$all" >> "$WORK/steady.$which"
+      [ "$which" = java ] && last_java=$all \
+        || awk -v a="$last_java" -v b="$all" 'BEGIN{printf "%.3f\n", a/b}' >> "$WORK/steady.ratio"
     done
-    stop
   done
+  stop; PID=$JAVA_PID; stop; JAVA_PID=""
 fi
 
 if ! skip python; then
@@ -150,6 +160,10 @@ for which in java pytorch; do
   lo=$(sort -g "$WORK/steady.$which" | head -1); hi=$(maximum < "$WORK/steady.$which"); md=$(median < "$WORK/steady.$which")
   echo "steady $which: ten consecutive runs at 64 connections: min=$lo median=$md max=$hi spread=$(awk -v a="$lo" -v b="$hi" -v m="$md" 'BEGIN{printf "%.1f%%", 100*(b-a)/m}')"
 done
+if [ -f "$WORK/steady.ratio" ]; then
+  lo=$(sort -g "$WORK/steady.ratio" | head -1); hi=$(maximum < "$WORK/steady.ratio"); md=$(median < "$WORK/steady.ratio")
+  echo "steady ratio ours/pytorch, run by run: min=${lo}x median=${md}x max=${hi}x spread=$(awk -v a="$lo" -v b="$hi" -v m="$md" 'BEGIN{printf "%.1f%%", 100*(b-a)/m}')"
+fi
 if [ -f "$WORK/py.java" ]; then
   J=$(median < "$WORK/py.java"); P=$(median < "$WORK/py.pytorch"); C=$(median < "$WORK/py.c")
   echo "python load ($PY_CLIENTS processes): ours=$J pytorch=$P c-floor=$C ratio=$(ratio "$J" "$P")x ours/c-floor=$(ratio "$J" "$C")"
