@@ -28,6 +28,7 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * The memory of DJL's PyTorch arrays, read through libtorch's stable C shim ({@link TorchShim}) on
@@ -116,7 +117,7 @@ public final class DevicePointers {
      */
     public TensorView view(NDArray array) {
         Pointer t = handleOf(array);
-        return view(t, "array " + array.getShape());
+        return view(t, () -> "array " + array.getShape());
     }
 
     /**
@@ -124,11 +125,11 @@ public final class DevicePointers {
      * the shim itself.
      *
      * @param t the tensor; borrowed, not freed
-     * @param what names the tensor in errors
+     * @param what names the tensor in errors (built only for one)
      * @return its view
      * @throws IllegalStateException if a shim call fails
      */
-    TensorView view(Pointer t, String what) {
+    TensorView view(Pointer t, Supplier<String> what) {
         PointerByReference data = new PointerByReference();
         check(shim.aoti_torch_get_data_ptr(t, data), "aoti_torch_get_data_ptr", what);
         IntByReference deviceType = new IntByReference();
@@ -253,9 +254,9 @@ public final class DevicePointers {
         return new Pointer(handle);
     }
 
-    private static void check(int error, String call, String what) {
+    private static void check(int error, String call, Supplier<String> what) {
         if (error != 0) {
-            throw new IllegalStateException(call + " returned " + error + " for " + what);
+            throw new IllegalStateException(call + " returned " + error + " for " + what.get());
         }
     }
 }

@@ -150,7 +150,7 @@ class DevicePointersTest {
                     shim.aoti_torch_empty_strided(
                             2, new long[] {3, 4}, strides, float32, cpu, 0, made));
             try {
-                TensorView v = pointers.view(made.getValue(), "tensor [3, 4]");
+                TensorView v = pointers.view(made.getValue(), () -> "tensor [3, 4]");
                 assertArrayEquals(new long[] {3, 4}, v.shape());
                 assertArrayEquals(strides, v.strides());
                 assertEquals(12, v.numel());

@@ -78,16 +78,7 @@ class NcclBackendProviderTest {
             NcclUnavailableException e =
                     assertThrows(
                             NcclUnavailableException.class,
-                            () ->
-                                    new NcclBackendProvider()
-                                            .create(
-                                                    new BackendContext(
-                                                            new HashStore(),
-                                                            0,
-                                                            1,
-                                                            Device.Type.GPU,
-                                                            Duration.ofSeconds(5),
-                                                            Map.of())));
+                            () -> new NcclBackendProvider().create(gpuContext(Map.of())));
             String m = e.getMessage();
             assertTrue(m.contains("explicit path (system property djl.dist.nccl.library="), m);
             assertTrue(m.contains(fake + " -> not a loadable library"), m);
@@ -103,14 +94,7 @@ class NcclBackendProviderTest {
 
     @Test
     void unknownOptionsAreRefused() {
-        BackendContext context =
-                new BackendContext(
-                        new HashStore(),
-                        0,
-                        1,
-                        Device.Type.GPU,
-                        Duration.ofSeconds(5),
-                        Map.of("transport", "shm"));
+        BackendContext context = gpuContext(Map.of("transport", "shm"));
         IllegalArgumentException e =
                 assertThrows(
                         IllegalArgumentException.class,
@@ -119,6 +103,12 @@ class NcclBackendProviderTest {
     }
 
     /** A driver that initialises, supports a CUDA version and sees some GPUs. */
+    // One rank of one on a GPU, with a short timeout.
+    private static BackendContext gpuContext(Map<String, String> options) {
+        return new BackendContext(
+                new HashStore(), 0, 1, Device.Type.GPU, Duration.ofSeconds(5), options);
+    }
+
     private static CudaDriver driver(int versionCode, int gpus) {
         return NativeFakes.of(
                 CudaDriver.class,
@@ -194,16 +184,7 @@ class NcclBackendProviderTest {
         NotSupportedException notYet =
                 assertThrows(
                         NotSupportedException.class,
-                        () ->
-                                new NcclBackendProvider(() -> runtime)
-                                        .create(
-                                                new BackendContext(
-                                                        new HashStore(),
-                                                        0,
-                                                        1,
-                                                        Device.Type.GPU,
-                                                        Duration.ofSeconds(5),
-                                                        Map.of())));
+                        () -> new NcclBackendProvider(() -> runtime).create(gpuContext(Map.of())));
         assertTrue(notYet.getMessage().contains("NCCL 2.28.9 at " + lib), notYet.getMessage());
     }
 }

@@ -71,7 +71,8 @@ class TorchShimGpuTest {
                             made),
                     "aoti_torch_empty_strided on cuda:" + w.device);
             try {
-                TensorView v = pointers.view(made.getValue(), "tensor [" + COUNT + "] on cuda");
+                TensorView v =
+                        pointers.view(made.getValue(), () -> "tensor [" + COUNT + "] on cuda");
                 assertEquals(Device.Type.GPU, v.deviceType());
                 assertEquals(w.device, v.deviceIndex());
                 assertEquals(DataType.FLOAT32, v.dataType());
