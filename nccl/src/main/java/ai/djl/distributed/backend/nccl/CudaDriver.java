@@ -226,4 +226,33 @@ public interface CudaDriver extends Library {
      * @return the result code
      */
     int cuMemcpyDtoH_v2(Pointer dst, long src, long bytes);
+
+    /**
+     * {@code cuMemcpyDtoDAsync_v2}: ordered on the stream.
+     *
+     * @param dst the destination device address
+     * @param src the source device address
+     * @param bytes bytes
+     * @param stream the stream
+     * @return the result code
+     */
+    int cuMemcpyDtoDAsync_v2(long dst, long src, long bytes, Pointer stream);
+
+    /**
+     * {@code cuMemsetD32Async}: sets 32-bit words, ordered on the stream.
+     *
+     * @param dst the device address
+     * @param value the word
+     * @param count words
+     * @param stream the stream
+     * @return the result code
+     */
+    int cuMemsetD32Async(long dst, int value, long count, Pointer stream);
+
+    /**
+     * {@code cuCtxSynchronize}: blocks until the current context's work is done.
+     *
+     * @return the result code
+     */
+    int cuCtxSynchronize();
 }

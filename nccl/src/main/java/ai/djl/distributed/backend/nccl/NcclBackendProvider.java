@@ -14,7 +14,6 @@
 package ai.djl.distributed.backend.nccl;
 
 import ai.djl.Device;
-import ai.djl.distributed.NotSupportedException;
 import ai.djl.distributed.backend.Backend;
 import ai.djl.distributed.backend.BackendContext;
 import ai.djl.distributed.backend.BackendProvider;
@@ -35,8 +34,14 @@ import java.util.function.Supplier;
  */
 public final class NcclBackendProvider implements BackendProvider {
 
-    /** The options this backend takes: none yet. */
-    public static final Set<String> OPTIONS = Set.of();
+    /** The option naming the GPU to create the communicator on at once (as {@code device_id}). */
+    public static final String DEVICE = "device";
+
+    /** The option making {@code Work.waitFor} block the host ({@code TORCH_NCCL_BLOCKING_WAIT}). */
+    public static final String BLOCKING_WAIT = "blockingWait";
+
+    /** The options this backend takes. */
+    public static final Set<String> OPTIONS = Set.of(DEVICE, BLOCKING_WAIT);
 
     private final Supplier<NcclRuntime> probe;
 
@@ -70,23 +75,51 @@ public final class NcclBackendProvider implements BackendProvider {
      * {@inheritDoc}
      *
      * @throws NcclUnavailableException when the driver, a GPU or a usable NCCL is missing
-     * @throws NotSupportedException where they are present: the collectives are not built yet
+     * @throws IllegalArgumentException naming an option or value it does not take
      */
     @Override
     public Backend create(BackendContext context) {
-        context.option(NcclOps.BACKEND, OPTIONS, "");
+        String device = context.option(NcclOps.BACKEND, OPTIONS, DEVICE);
+        String blocking = context.option(NcclOps.BACKEND, OPTIONS, BLOCKING_WAIT);
+        Integer eager = device == null ? null : parseDevice(device);
+        boolean blockingWait = parseBoolean(blocking);
         NcclRuntime runtime = probe.get();
-        NcclLocator.Found nccl = runtime.nccl();
-        throw new NotSupportedException(
-                NcclOps.BACKEND,
-                "collectives yet (found NCCL "
-                        + nccl.version()
-                        + " at "
-                        + nccl.path()
-                        + ", a CUDA "
-                        + runtime.driverCuda()
-                        + " driver and "
-                        + runtime.gpus()
-                        + " GPU(s); the backend on them is still to be written)");
+        return new NcclBackend(context, runtime, DevicePointers::get, eager, blockingWait);
+    }
+
+    private static Integer parseDevice(String value) {
+        try {
+            int id = Integer.parseInt(value.trim());
+            if (id >= 0) {
+                return id;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new IllegalArgumentException(
+                "backend option "
+                        + NcclOps.BACKEND
+                        + "."
+                        + DEVICE
+                        + "="
+                        + value
+                        + " (expected: a GPU id >= 0)");
+    }
+
+    private static boolean parseBoolean(String value) {
+        if (value == null || value.equalsIgnoreCase("false")) {
+            return false;
+        }
+        if (value.equalsIgnoreCase("true")) {
+            return true;
+        }
+        throw new IllegalArgumentException(
+                "backend option "
+                        + NcclOps.BACKEND
+                        + "."
+                        + BLOCKING_WAIT
+                        + "="
+                        + value
+                        + " (expected: true or false)");
     }
 }

@@ -18,7 +18,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.djl.Device;
-import ai.djl.distributed.NotSupportedException;
+import ai.djl.distributed.backend.Backend;
 import ai.djl.distributed.backend.BackendContext;
 import ai.djl.distributed.backend.nccl.CudaCompatibility.CudaVersion;
 import ai.djl.distributed.pg.ProcessGroups;
@@ -102,6 +102,26 @@ class NcclBackendProviderTest {
         assertTrue(e.getMessage().contains("nccl.transport"), e.getMessage());
     }
 
+    @Test
+    void badOptionValuesAreNamed() {
+        for (Map<String, String> options :
+                List.of(
+                        Map.of("device", "-1"),
+                        Map.of("device", "gpu0"),
+                        Map.of("blockingWait", "yes"))) {
+            IllegalArgumentException e =
+                    assertThrows(
+                            IllegalArgumentException.class,
+                            () -> new NcclBackendProvider().create(gpuContext(options)),
+                            options::toString);
+            Map.Entry<String, String> o = options.entrySet().iterator().next();
+            assertTrue(
+                    e.getMessage()
+                            .startsWith("backend option nccl." + o.getKey() + "=" + o.getValue()),
+                    e.getMessage());
+        }
+    }
+
     /** A driver that initialises, supports a CUDA version and sees some GPUs. */
     // One rank of one on a GPU, with a short timeout.
     private static BackendContext gpuContext(Map<String, String> options) {
@@ -181,10 +201,18 @@ class NcclBackendProviderTest {
                 NcclRuntime.probe(n -> cuda130, locator, ProcessMaps.parse(List.of()));
         assertEquals(new CudaVersion(13, 0), runtime.driverCuda());
         assertEquals(1, runtime.gpus());
-        NotSupportedException notYet =
+        // Creation is lazy, as PyTorch's: no communicator (and no native call) until a
+        // collective, or at once on the GPU named by the device option, which must exist.
+        try (Backend lazy = new NcclBackendProvider(() -> runtime).create(gpuContext(Map.of()))) {
+            assertTrue(lazy.toString().contains("no communicator yet"), lazy.toString());
+        }
+        IllegalArgumentException noSuchGpu =
                 assertThrows(
-                        NotSupportedException.class,
-                        () -> new NcclBackendProvider(() -> runtime).create(gpuContext(Map.of())));
-        assertTrue(notYet.getMessage().contains("NCCL 2.28.9 at " + lib), notYet.getMessage());
+                        IllegalArgumentException.class,
+                        () ->
+                                new NcclBackendProvider(() -> runtime)
+                                        .create(gpuContext(Map.of("device", "3"))));
+        assertEquals(
+                "GPU 3 (expected: 0 <= id < 1, the GPUs the driver sees)", noSuchGpu.getMessage());
     }
 }

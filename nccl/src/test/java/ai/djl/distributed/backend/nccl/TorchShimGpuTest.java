@@ -28,9 +28,6 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
-
 /**
  * Layer (ii) of the proof on a GPU: a CUDA tensor of the machine's own libtorch, made and read
  * through the stable C shim alone (no DJL JNI, which is built for another PyTorch), reduced in
@@ -47,13 +44,7 @@ class TorchShimGpuTest {
 
     @Test
     void ncclReducesATensorOfTheMachinesLibtorchAtItsShimAddress() {
-        String dir = System.getenv("PYTORCH_LIBRARY_PATH");
-        assertNotNull(
-                dir, "PYTORCH_LIBRARY_PATH: unset (expected: the lib folder of a CUDA PyTorch)");
-        Path cudaLib = Path.of(dir, "libtorch_cuda.so");
-        assertTrue(
-                Files.exists(cudaLib), cudaLib + ": missing (expected: a CUDA build of PyTorch)");
-        NativeLibrary torchCuda = NativeLibrary.getInstance(cudaLib.toString()); // held: loaded
+        NativeLibrary torchCuda = CudaTensors.loadTorchCuda(); // held: stays loaded
         assertNotNull(torchCuda);
         try (GpuWorld w = new GpuWorld()) {
             DevicePointers pointers = DevicePointers.get(); // the libtorch_cpu.so just mapped

@@ -1,0 +1,427 @@
+/*
+ * Copyright 2026 The DJL Distributed Authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+ * in compliance with the License. You may obtain a copy of the License at
+ *
+ * http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the License
+ * is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express
+ * or implied. See the License for the specific language governing permissions and limitations under
+ * the License.
+ */
+package ai.djl.distributed.backend.nccl;
+
+import ai.djl.Device;
+import ai.djl.distributed.DistributedException;
+import ai.djl.distributed.ReduceOp;
+import ai.djl.distributed.Work;
+import ai.djl.distributed.backend.Backend;
+import ai.djl.distributed.backend.BackendContext;
+import ai.djl.ndarray.NDArray;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+/**
+ * The {@code nccl} backend: every collective of the process-group API on GPU arrays, through NCCL,
+ * as PyTorch's {@code ProcessGroupNCCL}.
+ *
+ * <p>One communicator per group, on the GPU of the first collective's arrays (lazily, as PyTorch),
+ * or on the GPU named by the {@code device} option at creation. Its unique id travels through the
+ * group's store ({@link UniqueIdExchange}). Each collective is ordered after the work already on
+ * the caller's stream (DJL's legacy default stream) and runs on the backend's own stream; its
+ * {@link Work} completes when an event recorded after it completes. A watchdog thread aborts the
+ * communicator on an NCCL error or at the group's timeout and fails the pending and later works.
+ *
+ * <p>Every method returns once the collective is enqueued on the GPU; the arrays stay the caller's,
+ * to be kept open until {@link Work#waitFor} returns. Thread-safe; NCCL calls on the communicator
+ * are serialised.
+ */
+public final class NcclBackend implements Backend {
+
+    private static final Logger logger = LoggerFactory.getLogger(NcclBackend.class);
+
+    /** How often the watchdog looks at pending work (PyTorch's interval). */
+    static final Duration WATCHDOG_INTERVAL = Duration.ofMillis(100);
+
+    private final BackendContext context;
+    private final NcclRuntime runtime;
+    private final Supplier<DevicePointers> pointers;
+    private final NcclPlans plans;
+    private final UniqueIdExchange ids;
+    private final boolean blockingWait;
+    private NcclCommunicator comm; // guarded by this
+    private NcclWatchdog watchdog; // guarded by this
+    private Device device; // guarded by this
+    private boolean closed; // guarded by this
+
+    /**
+     * Creates the backend of one group.
+     *
+     * @param context the group's store, rank, size and timeout
+     * @param runtime the driver and NCCL found
+     * @param pointers device pointers of DJL arrays (libtorch's shim, bound on first use)
+     * @param eagerDevice the GPU to create the communicator on now, or null for the first
+     *     collective's
+     * @param blockingWait whether {@link Work#waitFor} blocks the host
+     */
+    NcclBackend(
+            BackendContext context,
+            NcclRuntime runtime,
+            Supplier<DevicePointers> pointers,
+            Integer eagerDevice,
+            boolean blockingWait) {
+        this.context = context;
+        this.runtime = runtime;
+        this.pointers = pointers;
+        this.plans = new NcclPlans(context.rank(), context.size());
+        this.ids = new UniqueIdExchange(context.store(), context.rank(), context.timeout());
+        this.blockingWait = blockingWait;
+        if (eagerDevice != null) {
+            communicator(Device.gpu(eagerDevice), "the eager communicator");
+        }
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public String getName() {
+        return NcclOps.BACKEND;
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Work broadcast(NDArray array, int root) {
+        return run("broadcast", List.of(array), v -> plans.broadcast(v.get(0), root), false);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Work allReduce(List<NDArray> arrays, ReduceOp op) {
+        return run("allReduce(" + op + ")", arrays, v -> plans.allReduce(v, op), false);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Work reduce(NDArray array, int root, ReduceOp op) {
+        return run(
+                "reduce(" + op + ")", List.of(array), v -> plans.reduce(v.get(0), root, op), false);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Work allGather(List<NDArray> outputs, NDArray input) {
+        return run(
+                "allGather",
+                concat(outputs, input),
+                v -> plans.allGather(v.subList(0, outputs.size()), v.get(outputs.size())),
+                false);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Work allGatherIntoTensor(NDArray output, NDArray input) {
+        return run(
+                "allGatherIntoTensor",
+                List.of(output, input),
+                v -> plans.allGatherIntoTensor(v.get(0), v.get(1)),
+                false);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Work gather(List<NDArray> outputs, NDArray input, int root) {
+        return run(
+                "gather",
+                concat(outputs, input),
+                v -> plans.gather(v.subList(0, outputs.size()), v.get(outputs.size()), root),
+                false);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Work scatter(NDArray output, List<NDArray> inputs, int root) {
+        return run(
+                "scatter",
+                concat(inputs, output),
+                v -> plans.scatter(v.get(inputs.size()), v.subList(0, inputs.size()), root),
+                false);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Work reduceScatter(NDArray output, List<NDArray> inputs, ReduceOp op) {
+        return run(
+                "reduceScatter(" + op + ")",
+                concat(inputs, output),
+                v -> plans.reduceScatter(v.get(inputs.size()), v.subList(0, inputs.size()), op),
+                false);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Work reduceScatterTensor(NDArray output, NDArray input, ReduceOp op) {
+        return run(
+                "reduceScatterTensor(" + op + ")",
+                List.of(output, input),
+                v -> plans.reduceScatterTensor(v.get(0), v.get(1), op),
+                false);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Work allToAllSingle(
+            NDArray output, NDArray input, long[] outputSplits, long[] inputSplits) {
+        long[] outs = outputSplits.clone();
+        long[] ins = inputSplits.clone();
+        return run(
+                "allToAllSingle",
+                List.of(output, input),
+                v -> plans.allToAllSingle(v.get(0), v.get(1), outs, ins),
+                false);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Work allToAll(List<NDArray> outputs, List<NDArray> inputs) {
+        List<NDArray> all = new ArrayList<>(outputs);
+        all.addAll(inputs);
+        int n = outputs.size();
+        return run(
+                "allToAll", all, v -> plans.allToAll(v.subList(0, n), v.subList(n, 2 * n)), false);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>As PyTorch's: a one-element all-reduce on the communicator's GPU, whose work blocks the
+     * host in {@link Work#waitFor}. Before any collective has chosen a GPU (and without the {@code
+     * device} option) it runs on GPU 0.
+     */
+    @Override
+    public Work barrier() {
+        NcclCommunicator c;
+        synchronized (this) {
+            c = communicator(device != null ? device : Device.gpu(0), "barrier");
+        }
+        return launch("barrier", c, plans.barrier(c.scratch()), List.of(), true);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Work send(NDArray array, int dst, int tag) {
+        return run("send(to " + dst + ")", List.of(array), v -> plans.send(v.get(0), dst), false);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Work recv(NDArray array, int src, int tag) {
+        return run("recv(from " + src + ")", List.of(array), v -> plans.recv(v.get(0), src), false);
+    }
+
+    /**
+     * Runs a collective on DJL arrays: their views checked against the communicator's GPU, then the
+     * plan issued.
+     */
+    private Work run(
+            String what,
+            List<NDArray> arrays,
+            Function<List<TensorView>, List<NcclCall>> plan,
+            boolean hostWait) {
+        Device d = arrays.get(0).getDevice();
+        synchronized (this) {
+            communicator(d, what); // the GPU is checked before the arrays are looked at
+        }
+        DevicePointers dp = pointers.get();
+        List<TensorView> views = new ArrayList<>(arrays.size());
+        for (NDArray a : arrays) {
+            views.add(dp.require(a, d));
+        }
+        return runOn(what, d, views, plan, arrays, hostWait);
+    }
+
+    /**
+     * Runs a collective on checked views of arrays on one GPU (the DJL path above, and the GPU
+     * tests' tensors of the machine's own libtorch).
+     *
+     * @param what the collective, for messages
+     * @param d the arrays' GPU
+     * @param views their views, checked by {@link DevicePointers#check}
+     * @param plan the collective's plan on them
+     * @param keep what must stay referenced until the work ends
+     * @param hostWait whether the work's {@code waitFor} blocks the host
+     * @return the work
+     */
+    Work runOn(
+            String what,
+            Device d,
+            List<TensorView> views,
+            Function<List<TensorView>, List<NcclCall>> plan,
+            List<?> keep,
+            boolean hostWait) {
+        NcclCommunicator c;
+        synchronized (this) {
+            c = communicator(d, what);
+        }
+        return launch(what, c, plan.apply(views), keep, hostWait);
+    }
+
+    /**
+     * Issues a plan on the communicator and returns its work, watched by the watchdog. The views of
+     * {@code keep} are already in the plan; {@code keep} stays referenced until the work ends.
+     *
+     * @param what the collective, for messages
+     * @param c the communicator
+     * @param plan the calls
+     * @param keep what must stay referenced until the work ends
+     * @param hostWait whether the work's {@code waitFor} blocks the host
+     * @return the work
+     */
+    private Work launch(
+            String what, NcclCommunicator c, List<NcclCall> plan, List<?> keep, boolean hostWait) {
+        NcclWatchdog dog;
+        synchronized (this) {
+            dog = watchdog;
+        }
+        DistributedException broken = dog.failure();
+        if (broken != null) {
+            throw new DistributedException(
+                    what + ": the NCCL communicator was aborted earlier: " + broken.getMessage(),
+                    broken);
+        }
+        String description = NcclOps.BACKEND + " " + what + " (rank " + context.rank() + ")";
+        NcclWork work =
+                new NcclWork(description, c, keep, context.timeout(), hostWait || blockingWait);
+        try {
+            c.issue(plan, work.startEvent(), work.endEvent(), description, context.timeout());
+        } catch (RuntimeException e) {
+            DistributedException f =
+                    e instanceof DistributedException de
+                            ? de
+                            : new DistributedException(description + " failed: " + e, e);
+            work.fail(f);
+            throw e;
+        }
+        dog.watch(work);
+        return work;
+    }
+
+    /**
+     * The communicator, created on the given GPU on first use; the caller holds this monitor.
+     *
+     * @throws IllegalArgumentException for arrays on another GPU than the communicator's
+     */
+    private NcclCommunicator communicator(Device d, String what) {
+        if (closed) {
+            throw new DistributedException(
+                    what + ": the " + NcclOps.BACKEND + " backend is closed");
+        }
+        if (!Device.Type.GPU.equals(d.getDeviceType())) {
+            throw new IllegalArgumentException(
+                    "array: on "
+                            + d
+                            + " (expected: a GPU array for the "
+                            + NcclOps.BACKEND
+                            + " backend)");
+        }
+        if (comm != null) {
+            if (!d.equals(device)) {
+                throw new IllegalArgumentException(
+                        "array: on "
+                                + d
+                                + " (expected: on "
+                                + device
+                                + ", the GPU of this rank's NCCL communicator; one GPU per rank)");
+            }
+            return comm;
+        }
+        long t0 = System.nanoTime();
+        comm =
+                NcclCommunicator.create(
+                        runtime,
+                        d.getDeviceId(),
+                        context.rank(),
+                        context.size(),
+                        () -> ids.shareForGroup(this::newUniqueId),
+                        context.timeout());
+        device = d;
+        watchdog =
+                new NcclWatchdog(
+                        comm, WATCHDOG_INTERVAL, "djl-nccl-watchdog-rank" + context.rank());
+        logger.info(
+                "{} ready in {} ms (NCCL {} from {})",
+                comm,
+                (System.nanoTime() - t0) / 1_000_000,
+                runtime.nccl().version(),
+                runtime.nccl().path());
+        return comm;
+    }
+
+    private byte[] newUniqueId() {
+        NcclUniqueId id = new NcclUniqueId();
+        int r = runtime.nccl().library().ncclGetUniqueId(id);
+        if (r != NcclResult.SUCCESS.code()) {
+            throw new DistributedException(
+                    "ncclGetUniqueId -> "
+                            + r
+                            + " "
+                            + runtime.nccl().library().ncclGetErrorString(r));
+        }
+        return id.toBytes();
+    }
+
+    private static List<NDArray> concat(List<NDArray> arrays, NDArray last) {
+        List<NDArray> all = new ArrayList<>(arrays.size() + 1);
+        all.addAll(arrays);
+        all.add(last);
+        return all;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Stops the watchdog, then finalizes the communicator (pending collectives complete, bounded
+     * by the group's timeout; at the deadline it is aborted) and fails what is still pending.
+     */
+    @Override
+    public void close() {
+        NcclCommunicator c;
+        NcclWatchdog dog;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            c = comm;
+            dog = watchdog;
+        }
+        if (c == null) {
+            return;
+        }
+        dog.close();
+        c.finalizeOrAbort(context.timeout());
+        c.makeCurrent();
+        dog.closeWith(new DistributedException("the " + NcclOps.BACKEND + " backend was closed"));
+        c.free();
+    }
+
+    @Override
+    public String toString() {
+        synchronized (this) {
+            return NcclOps.BACKEND
+                    + " (rank "
+                    + context.rank()
+                    + " of "
+                    + context.size()
+                    + (comm != null ? ", " + comm : ", no communicator yet")
+                    + ")";
+        }
+    }
+}

@@ -1,0 +1,510 @@
+/*
+ * Copyright 2026 The DJL Distributed Authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+ * in compliance with the License. You may obtain a copy of the License at
+ *
+ * http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the License
+ * is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express
+ * or implied. See the License for the specific language governing permissions and limitations under
+ * the License.
+ */
+package ai.djl.distributed.backend.nccl;
+
+import ai.djl.distributed.DistributedException;
+import ai.djl.distributed.backend.nccl.NcclCall.AllGather;
+import ai.djl.distributed.backend.nccl.NcclCall.AllReduce;
+import ai.djl.distributed.backend.nccl.NcclCall.Broadcast;
+import ai.djl.distributed.backend.nccl.NcclCall.Recv;
+import ai.djl.distributed.backend.nccl.NcclCall.Reduce;
+import ai.djl.distributed.backend.nccl.NcclCall.ReduceScatter;
+import ai.djl.distributed.backend.nccl.NcclCall.Send;
+import ai.djl.distributed.backend.nccl.NcclOps.Reduction;
+
+import com.sun.jna.Memory;
+import com.sun.jna.Pointer;
+import com.sun.jna.ptr.IntByReference;
+import com.sun.jna.ptr.LongByReference;
+import com.sun.jna.ptr.PointerByReference;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
+
+/**
+ * One non-blocking NCCL communicator on one GPU, with the CUDA stream its collectives run on and
+ * the ordering of that stream against the caller's (DJL's legacy default stream).
+ *
+ * <p>NCCL calls on one communicator must not overlap, so every call here holds the communicator's
+ * lock; since the communicator is non-blocking, no call holds it for long: a call that answers
+ * {@code ncclInProgress} is polled against the deadline it was given. Thread-safe. Owns the
+ * communicator, the stream, a scratch float on the device (for barriers) and a retained primary
+ * context; {@link #close} finalizes and frees them, {@link #abort} aborts.
+ */
+final class NcclCommunicator implements AutoCloseable {
+
+    /** {@code CU_STREAM_LEGACY}: the legacy default stream, on which DJL's work runs. */
+    static final Pointer LEGACY_STREAM = new Pointer(1);
+
+    private final NcclLibrary nccl;
+    private final CudaDriver cu;
+    private final int device;
+    private final Pointer context;
+    private final Pointer stream;
+    private final long scratch;
+    private final int rank;
+    private final int size;
+    private final ReentrantLock lock = new ReentrantLock();
+    private Pointer comm; // guarded by lock; null once aborted or closed
+    private boolean freed; // guarded by lock: the stream, scratch and context are gone
+
+    private NcclCommunicator(
+            NcclLibrary nccl,
+            CudaDriver cu,
+            int device,
+            Pointer context,
+            Pointer stream,
+            long scratch,
+            Pointer comm,
+            int rank,
+            int size) {
+        this.nccl = nccl;
+        this.cu = cu;
+        this.device = device;
+        this.context = context;
+        this.stream = stream;
+        this.scratch = scratch;
+        this.comm = comm;
+        this.rank = rank;
+        this.size = size;
+    }
+
+    /**
+     * Creates this rank's communicator on a GPU. Blocks until every rank has joined, or fails at
+     * the deadline (aborting what was begun, so nothing is left waiting).
+     *
+     * @param runtime the driver and NCCL
+     * @param ordinal the GPU's ordinal (DJL's device id)
+     * @param rank this rank
+     * @param size the group's size
+     * @param uniqueId rank 0's unique id, got through the store: called after the stream exists
+     * @param timeout the bound of the whole creation
+     * @return the communicator
+     * @throws DistributedException naming the failed call, NCCL's text and its last error
+     */
+    static NcclCommunicator create(
+            NcclRuntime runtime,
+            int ordinal,
+            int rank,
+            int size,
+            Supplier<byte[]> uniqueId,
+            Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        CudaDriver cu = runtime.driver();
+        NcclLibrary nccl = runtime.nccl().library();
+        if (ordinal < 0 || ordinal >= runtime.gpus()) {
+            throw new IllegalArgumentException(
+                    "GPU "
+                            + ordinal
+                            + " (expected: 0 <= id < "
+                            + runtime.gpus()
+                            + ", the GPUs the driver sees)");
+        }
+        IntByReference dev = new IntByReference();
+        cuda(cu, cu.cuDeviceGet(dev, ordinal), "cuDeviceGet(" + ordinal + ")");
+        int device = dev.getValue();
+        PointerByReference ctx = new PointerByReference();
+        cuda(cu, cu.cuDevicePrimaryCtxRetain(ctx, device), "cuDevicePrimaryCtxRetain");
+        Pointer stream = null;
+        long scratch = 0;
+        NcclCommunicator made = null;
+        try {
+            cuda(cu, cu.cuCtxSetCurrent(ctx.getValue()), "cuCtxSetCurrent");
+            PointerByReference s = new PointerByReference();
+            cuda(cu, cu.cuStreamCreate(s, CudaDriver.STREAM_NON_BLOCKING), "cuStreamCreate");
+            stream = s.getValue();
+            LongByReference mem = new LongByReference();
+            cuda(cu, cu.cuMemAlloc_v2(mem, Float.BYTES), "cuMemAlloc");
+            scratch = mem.getValue();
+            NcclUniqueId id = NcclUniqueId.of(uniqueId.get());
+            PointerByReference c = new PointerByReference();
+            int r =
+                    nccl.ncclCommInitRankConfig(
+                            c, size, id.byValue(), rank, NcclConfig.nonBlocking());
+            if (r != NcclResult.SUCCESS.code() && r != NcclResult.IN_PROGRESS.code()) {
+                throw new DistributedException(
+                        failure(nccl, c.getValue(), r, "ncclCommInitRankConfig", rank, size));
+            }
+            made =
+                    new NcclCommunicator(
+                            nccl,
+                            cu,
+                            device,
+                            ctx.getValue(),
+                            stream,
+                            scratch,
+                            c.getValue(),
+                            rank,
+                            size);
+            made.settle(r, "ncclCommInitRankConfig", deadline, timeout);
+            return made;
+        } catch (RuntimeException e) {
+            if (made != null) {
+                made.abort(); // no rank is left waiting on this one
+                made.free();
+            } else {
+                if (scratch != 0) {
+                    cu.cuMemFree_v2(scratch);
+                }
+                if (stream != null) {
+                    cu.cuStreamDestroy_v2(stream);
+                }
+                cu.cuDevicePrimaryCtxRelease_v2(device);
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Makes the primary context current on the calling thread (needed on every thread that calls
+     * CUDA or NCCL; cheap when already current).
+     */
+    void makeCurrent() {
+        cuda(cu, cu.cuCtxSetCurrent(context), "cuCtxSetCurrent");
+    }
+
+    int rank() {
+        return rank;
+    }
+
+    int size() {
+        return size;
+    }
+
+    long scratch() {
+        return scratch;
+    }
+
+    CudaDriver driver() {
+        return cu;
+    }
+
+    /**
+     * Issues a plan as one NCCL group, ordered after the work already on the caller's stream:
+     * {@code start} is recorded there and waited on by the backend's stream, the plan runs there,
+     * and {@code end} is recorded after it. Returns once the calls are enqueued, not run.
+     *
+     * @param plan the calls
+     * @param start an event, recorded on the caller's stream
+     * @param end an event, recorded on the backend's stream after the plan
+     * @param what the collective, for messages
+     * @param timeout the bound of a call that answers {@code ncclInProgress}
+     * @throws DistributedException if a call fails; the communicator is then unusable
+     */
+    void issue(List<NcclCall> plan, Pointer start, Pointer end, String what, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        lock.lock();
+        try {
+            Pointer c = open(what);
+            makeCurrent();
+            cuda(cu, cu.cuEventRecord(start, LEGACY_STREAM), "cuEventRecord");
+            cuda(cu, cu.cuStreamWaitEvent(stream, start, 0), "cuStreamWaitEvent");
+            List<Integer> premul = new ArrayList<>(0);
+            try {
+                boolean grouped = plan.size() > 1;
+                if (grouped) {
+                    check(nccl.ncclGroupStart(), "ncclGroupStart", what);
+                }
+                for (NcclCall call : plan) {
+                    int r = enqueue(call, c, premul);
+                    if (!grouped) {
+                        settle(r, name(call) + " of " + what, deadline, timeout);
+                    } else {
+                        check(r, name(call), what);
+                    }
+                }
+                if (grouped) {
+                    settle(nccl.ncclGroupEnd(), "ncclGroupEnd of " + what, deadline, timeout);
+                }
+            } finally {
+                // An operator may go once the last call naming it has returned.
+                for (int op : premul) {
+                    nccl.ncclRedOpDestroy(op, c);
+                }
+            }
+            cuda(cu, cu.cuEventRecord(end, stream), "cuEventRecord");
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private int enqueue(NcclCall call, Pointer c, List<Integer> premul) {
+        if (call instanceof AllReduce a) {
+            return nccl.ncclAllReduce(
+                    p(a.send()),
+                    p(a.recv()),
+                    a.count(),
+                    a.type().code(),
+                    op(a.reduction(), c, premul),
+                    c,
+                    stream);
+        } else if (call instanceof Broadcast b) {
+            return nccl.ncclBroadcast(
+                    p(b.send()), p(b.recv()), b.count(), b.type().code(), b.root(), c, stream);
+        } else if (call instanceof Reduce r) {
+            return nccl.ncclReduce(
+                    p(r.send()),
+                    p(r.recv()),
+                    r.count(),
+                    r.type().code(),
+                    op(r.reduction(), c, premul),
+                    r.root(),
+                    c,
+                    stream);
+        } else if (call instanceof AllGather g) {
+            return nccl.ncclAllGather(
+                    p(g.send()), p(g.recv()), g.sendCount(), g.type().code(), c, stream);
+        } else if (call instanceof ReduceScatter s) {
+            return nccl.ncclReduceScatter(
+                    p(s.send()),
+                    p(s.recv()),
+                    s.recvCount(),
+                    s.type().code(),
+                    op(s.reduction(), c, premul),
+                    c,
+                    stream);
+        } else if (call instanceof Send s) {
+            return nccl.ncclSend(p(s.buffer()), s.count(), s.type().code(), s.peer(), c, stream);
+        } else {
+            Recv r = (Recv) call;
+            return nccl.ncclRecv(p(r.buffer()), r.count(), r.type().code(), r.peer(), c, stream);
+        }
+    }
+
+    /** NCCL's operator for a reduction; a PREMUL_SUM operator is made for this call. */
+    private int op(Reduction r, Pointer c, List<Integer> premul) {
+        if (r.op() != null) {
+            return r.op().code();
+        }
+        byte[] scalar = r.scalar();
+        Memory host = new Memory(scalar.length);
+        host.write(0, scalar, 0, scalar.length);
+        IntByReference op = new IntByReference();
+        // Host-immediate: NCCL copies the scalar's bytes (as wide as the type) during this call.
+        check(
+                nccl.ncclRedOpCreatePreMulSum(
+                        op, host, r.type().code(), NcclLibrary.SCALAR_HOST_IMMEDIATE, c),
+                "ncclRedOpCreatePreMulSum",
+                "PREMUL_SUM");
+        premul.add(op.getValue());
+        return op.getValue();
+    }
+
+    /**
+     * The communicator's asynchronous error: {@code ncclSuccess}, {@code ncclInProgress} or the
+     * error that broke it. Does not block.
+     *
+     * @return the result code, or -1 once the communicator is gone
+     */
+    int asyncError() {
+        lock.lock();
+        try {
+            if (comm == null) {
+                return -1;
+            }
+            IntByReference e = new IntByReference();
+            int r = nccl.ncclCommGetAsyncError(comm, e);
+            return r != NcclResult.SUCCESS.code() ? r : e.getValue();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * NCCL's text for a result and this communicator's last error.
+     *
+     * @param result an NCCL result code
+     * @return the text
+     */
+    String describe(int result) {
+        lock.lock();
+        try {
+            return describe(nccl, comm, result);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Aborts the communicator: its kernels stop, its resources go, and every later call fails.
+     * Idempotent; the stream and context are freed by {@link #close}.
+     */
+    void abort() {
+        lock.lock();
+        try {
+            if (comm != null) {
+                makeCurrent();
+                nccl.ncclCommAbort(comm);
+                comm = null;
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    boolean isAborted() {
+        lock.lock();
+        try {
+            return comm == null;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Finalizes the communicator (its pending operations complete), bounded by the timeout; on a
+     * failure or at the deadline it is aborted instead. Idempotent.
+     *
+     * @param timeout the bound of finalizing
+     */
+    void finalizeOrAbort(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        lock.lock();
+        try {
+            if (comm != null) {
+                makeCurrent();
+                try {
+                    settle(nccl.ncclCommFinalize(comm), "ncclCommFinalize", deadline, timeout);
+                    nccl.ncclCommDestroy(comm);
+                } catch (RuntimeException e) {
+                    nccl.ncclCommAbort(comm);
+                }
+                comm = null;
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Frees the stream, the scratch buffer and the context, after {@link #finalizeOrAbort} (or
+     * {@link #abort}). Idempotent.
+     */
+    void free() {
+        lock.lock();
+        try {
+            if (comm == null && !freed) {
+                freed = true;
+                cu.cuMemFree_v2(scratch);
+                cu.cuStreamDestroy_v2(stream);
+                cu.cuDevicePrimaryCtxRelease_v2(device);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Finalizes (bounded by 30 s, then aborts) and frees. */
+    @Override
+    public void close() {
+        finalizeOrAbort(Duration.ofSeconds(30));
+        free();
+    }
+
+    @Override
+    public String toString() {
+        return "NCCL communicator, rank " + rank + " of " + size + " on GPU " + device;
+    }
+
+    /**
+     * Waits out {@code ncclInProgress}, polling the communicator's state, up to the deadline.
+     *
+     * @throws DistributedException on an error, or at the deadline
+     */
+    private void settle(int result, String call, long deadline, Duration timeout) {
+        int r = result;
+        int polls = 0;
+        while (r == NcclResult.IN_PROGRESS.code()) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new DistributedException(
+                        call
+                                + " did not finish within "
+                                + timeout
+                                + " (rank "
+                                + rank
+                                + " of "
+                                + size
+                                + "; a rank that never joined, or one that is stuck, holds it)");
+            }
+            // Spin briefly (connection set-up is the slow case), then back off.
+            if (++polls > 100) {
+                LockSupport.parkNanos(polls > 10_000 ? 1_000_000 : 20_000);
+            }
+            IntByReference e = new IntByReference();
+            int q = nccl.ncclCommGetAsyncError(comm, e);
+            r = q != NcclResult.SUCCESS.code() ? q : e.getValue();
+        }
+        check(r, call, null);
+    }
+
+    private Pointer open(String what) {
+        if (comm == null) {
+            throw new DistributedException(
+                    what + ": the NCCL communicator was aborted or closed (" + this + ")");
+        }
+        return comm;
+    }
+
+    private void check(int result, String call, String what) {
+        if (result != NcclResult.SUCCESS.code()) {
+            throw new DistributedException(
+                    (what == null ? "" : what + ": ")
+                            + failure(nccl, comm, result, call, rank, size));
+        }
+    }
+
+    private static String failure(
+            NcclLibrary nccl, Pointer comm, int result, String call, int rank, int size) {
+        return call
+                + " -> "
+                + describe(nccl, comm, result)
+                + " (rank "
+                + rank
+                + " of "
+                + size
+                + ")";
+    }
+
+    private static String describe(NcclLibrary nccl, Pointer comm, int result) {
+        String name;
+        try {
+            name = NcclResult.of(result).nativeName();
+        } catch (IllegalArgumentException e) {
+            name = "NCCL result " + result;
+        }
+        String text = nccl.ncclGetErrorString(result);
+        String last = comm != null ? nccl.ncclGetLastError(comm) : nccl.ncclGetLastError(null);
+        return name
+                + (text != null ? " (" + text + ")" : "")
+                + (last != null && !last.isEmpty() ? "; last error: " + last : "");
+    }
+
+    private static void cuda(CudaDriver cu, int result, String call) {
+        if (result != CudaResult.SUCCESS.code()) {
+            throw new DistributedException(call + " -> " + NcclRuntime.describe(cu, result));
+        }
+    }
+
+    private static String name(NcclCall call) {
+        return "nccl" + call.getClass().getSimpleName();
+    }
+
+    private static Pointer p(long address) {
+        return new Pointer(address);
+    }
+}

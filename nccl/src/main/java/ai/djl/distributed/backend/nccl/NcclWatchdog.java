@@ -1,0 +1,187 @@
+/*
+ * Copyright 2026 The DJL Distributed Authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+ * in compliance with the License. You may obtain a copy of the License at
+ *
+ * http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the License
+ * is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express
+ * or implied. See the License for the specific language governing permissions and limitations under
+ * the License.
+ */
+package ai.djl.distributed.backend.nccl;
+
+import ai.djl.distributed.DistributedException;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.Iterator;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Watches one communicator's pending work, as PyTorch's NCCL watchdog: every interval it completes
+ * the works whose end events have completed and reads the communicator's asynchronous error. On an
+ * error, or a work past its deadline, it aborts the communicator (its kernels stop, so no rank
+ * waits forever) and fails every pending and later work with the reason, naming the collective and
+ * NCCL's text. The JVM keeps running.
+ *
+ * <p>Owns one daemon thread; {@link #close} stops it. Thread-safe.
+ */
+final class NcclWatchdog implements AutoCloseable {
+
+    private static final Logger logger = LoggerFactory.getLogger(NcclWatchdog.class);
+
+    private final NcclCommunicator comm;
+    private final long intervalNanos;
+    private final ConcurrentLinkedQueue<NcclWork> pending = new ConcurrentLinkedQueue<>();
+    private final Thread thread;
+    private volatile DistributedException failure;
+    private volatile boolean closed;
+
+    /**
+     * Starts watching a communicator.
+     *
+     * @param comm the communicator
+     * @param interval how often to look (PyTorch: 100 ms)
+     * @param name the thread's name
+     */
+    NcclWatchdog(NcclCommunicator comm, Duration interval, String name) {
+        this.comm = comm;
+        this.intervalNanos = interval.toNanos();
+        this.thread = new Thread(this::run, name);
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    /**
+     * Watches a work just issued; if the communicator has already failed, fails it at once.
+     *
+     * @param work the work
+     */
+    void watch(NcclWork work) {
+        pending.add(work);
+        DistributedException f = failure;
+        if (f != null) {
+            work.fail(f);
+        }
+    }
+
+    /**
+     * The failure that broke the communicator, if any.
+     *
+     * @return the failure, or null
+     */
+    DistributedException failure() {
+        return failure;
+    }
+
+    /**
+     * Breaks the communicator: aborts it and fails every pending work. The first reason wins.
+     *
+     * @param reason why
+     */
+    void breakWith(DistributedException reason) {
+        synchronized (this) {
+            if (failure != null) {
+                return;
+            }
+            failure = reason;
+        }
+        logger.error("aborting the NCCL communicator: {}", reason.getMessage());
+        comm.abort();
+        for (NcclWork w; (w = pending.poll()) != null; ) {
+            w.fail(reason);
+        }
+    }
+
+    private void run() {
+        boolean current = false;
+        while (!closed) {
+            try {
+                if (!current) {
+                    comm.makeCurrent();
+                    current = true;
+                }
+                look();
+            } catch (RuntimeException e) {
+                breakWith(new DistributedException("the NCCL watchdog failed: " + e, e));
+            }
+            LockSupport.parkNanos(this, intervalNanos);
+        }
+    }
+
+    /** One look: completes finished works, then checks the deadline and the async error. */
+    void look() {
+        if (failure != null) {
+            for (NcclWork w; (w = pending.poll()) != null; ) {
+                w.fail(failure);
+            }
+            return;
+        }
+        long now = System.nanoTime();
+        for (Iterator<NcclWork> it = pending.iterator(); it.hasNext(); ) {
+            NcclWork w = it.next();
+            if (w.poll()) {
+                it.remove();
+            } else if (w.isOverdue(now)) {
+                breakWith(
+                        new DistributedException(
+                                w.description()
+                                        + " timed out: not complete within the group's timeout"
+                                        + " on "
+                                        + comm
+                                        + "; the communicator was aborted"));
+                return;
+            }
+        }
+        int e = comm.asyncError();
+        if (e > 0 && e != NcclResult.IN_PROGRESS.code()) {
+            NcclWork first = pending.peek();
+            breakWith(
+                    new DistributedException(
+                            (first != null ? first.description() : "the NCCL communicator")
+                                    + " failed: "
+                                    + comm.describe(e)
+                                    + " on "
+                                    + comm
+                                    + "; the communicator was aborted"));
+        }
+    }
+
+    /**
+     * After the thread has stopped and the communicator was finalized: completes the works that
+     * finished and fails the rest with the reason, without aborting anything.
+     *
+     * @param reason why the rest fail
+     */
+    void closeWith(DistributedException reason) {
+        synchronized (this) {
+            if (failure == null) {
+                failure = reason;
+            }
+        }
+        for (NcclWork w; (w = pending.poll()) != null; ) {
+            if (!w.poll()) {
+                w.fail(failure);
+            }
+        }
+    }
+
+    /** Stops the thread, waiting up to a second for it. */
+    @Override
+    public void close() {
+        closed = true;
+        LockSupport.unpark(thread);
+        try {
+            thread.join(TimeUnit.SECONDS.toMillis(1));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

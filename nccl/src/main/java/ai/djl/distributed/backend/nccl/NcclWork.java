@@ -1,0 +1,248 @@
+/*
+ * Copyright 2026 The DJL Distributed Authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+ * in compliance with the License. You may obtain a copy of the License at
+ *
+ * http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the License
+ * is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express
+ * or implied. See the License for the specific language governing permissions and limitations under
+ * the License.
+ */
+package ai.djl.distributed.backend.nccl;
+
+import ai.djl.distributed.DistributedException;
+import ai.djl.distributed.Work;
+
+import com.sun.jna.Pointer;
+import com.sun.jna.ptr.PointerByReference;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The {@link Work} of one NCCL collective: complete when the event recorded after it on the
+ * backend's stream has completed, as PyTorch's {@code WorkNCCL}.
+ *
+ * <p>{@link #waitFor} does not block the host by default: it makes the caller's stream (DJL's
+ * legacy default stream) wait for the collective, so every later operation on the arrays is ordered
+ * after it, and freeing them at once is safe. With the backend's {@code blockingWait} option, and
+ * for barriers, it polls the event on the host until it completes or the timeout passes, as
+ * PyTorch's {@code TORCH_NCCL_BLOCKING_WAIT}. The work keeps references to its arrays until the
+ * event has completed; the arrays stay the caller's. Thread-safe.
+ */
+final class NcclWork implements Work {
+
+    private final String description;
+    private final NcclCommunicator comm;
+    private final CudaDriver cu;
+    private final Duration timeout;
+    private final long deadline;
+    private final boolean hostWait;
+    private final CompletableFuture<Void> future = new CompletableFuture<>();
+    private Pointer start; // guarded by this; null once released
+    private Pointer end; // guarded by this; null once released
+    private List<?> keep; // guarded by this
+
+    /**
+     * Creates the work of a collective about to be issued, with its two events.
+     *
+     * @param description the collective, for messages
+     * @param comm the communicator it runs on
+     * @param keep what must stay referenced until it completes (its arrays)
+     * @param timeout how long it may take (the watchdog's deadline)
+     * @param hostWait whether {@link #waitFor} blocks the host
+     */
+    NcclWork(
+            String description,
+            NcclCommunicator comm,
+            List<?> keep,
+            Duration timeout,
+            boolean hostWait) {
+        this.description = description;
+        this.comm = comm;
+        this.cu = comm.driver();
+        this.keep = keep;
+        this.timeout = timeout;
+        this.deadline = System.nanoTime() + timeout.toNanos();
+        this.hostWait = hostWait;
+        this.start = event();
+        try {
+            this.end = event();
+        } catch (RuntimeException e) {
+            cu.cuEventDestroy_v2(start);
+            throw e;
+        }
+    }
+
+    private Pointer event() {
+        PointerByReference e = new PointerByReference();
+        int r = cu.cuEventCreate(e, CudaDriver.EVENT_DISABLE_TIMING);
+        if (r != CudaResult.SUCCESS.code()) {
+            throw new DistributedException(
+                    description + ": cuEventCreate -> " + NcclRuntime.describe(cu, r));
+        }
+        return e.getValue();
+    }
+
+    synchronized Pointer startEvent() {
+        return start;
+    }
+
+    synchronized Pointer endEvent() {
+        return end;
+    }
+
+    String description() {
+        return description;
+    }
+
+    boolean isOverdue(long now) {
+        return now - deadline > 0;
+    }
+
+    /**
+     * Polls the end event; on completion releases the events and arrays and completes the work. The
+     * caller has made the context current.
+     *
+     * @return whether the work is done (completed or failed)
+     */
+    synchronized boolean poll() {
+        if (future.isDone()) {
+            return true;
+        }
+        int r = cu.cuEventQuery(end);
+        if (r == CudaResult.NOT_READY.code()) {
+            return false;
+        }
+        if (r == CudaResult.SUCCESS.code()) {
+            release();
+            future.complete(null);
+        } else {
+            fail(
+                    new DistributedException(
+                            description + ": cuEventQuery -> " + NcclRuntime.describe(cu, r)));
+        }
+        return true;
+    }
+
+    /**
+     * Fails the work (once the communicator is aborted, its kernels no longer run).
+     *
+     * @param failure the reason
+     */
+    synchronized void fail(DistributedException failure) {
+        if (!future.isDone()) {
+            release();
+            future.completeExceptionally(failure);
+        }
+    }
+
+    private void release() {
+        if (start != null) {
+            cu.cuEventDestroy_v2(start);
+            cu.cuEventDestroy_v2(end);
+            start = null;
+            end = null;
+        }
+        keep = null;
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public boolean isCompleted() {
+        if (!future.isDone()) {
+            comm.makeCurrent();
+            poll();
+        }
+        return future.isDone();
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public boolean isSuccess() {
+        return isCompleted() && !future.isCompletedExceptionally();
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public Throwable getException() {
+        if (!isCompleted() || !future.isCompletedExceptionally()) {
+            return null;
+        }
+        return future.handle((v, e) -> e).join();
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Without {@code blockingWait} (and for all but barriers) this returns at once, having made
+     * the caller's stream wait for the collective; the timeout is then the watchdog's.
+     */
+    @Override
+    public void waitFor(Duration timeout) {
+        if (!hostWait) {
+            synchronized (this) {
+                if (!future.isDone()) {
+                    comm.makeCurrent();
+                    int r = cu.cuStreamWaitEvent(NcclCommunicator.LEGACY_STREAM, end, 0);
+                    if (r != CudaResult.SUCCESS.code()) {
+                        throw new DistributedException(
+                                description
+                                        + ": cuStreamWaitEvent -> "
+                                        + NcclRuntime.describe(cu, r));
+                    }
+                }
+            }
+            throwIfFailed();
+            return;
+        }
+        long until = System.nanoTime() + timeout.toNanos();
+        comm.makeCurrent();
+        int polls = 0;
+        while (!poll()) {
+            if (System.nanoTime() - until > 0) {
+                throw new DistributedException(
+                        description
+                                + " did not complete within "
+                                + timeout
+                                + " (it keeps running)");
+            }
+            if (++polls > 1000) {
+                LockSupport.parkNanos(polls > 100_000 ? 1_000_000 : 10_000);
+            }
+        }
+        throwIfFailed();
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void waitFor() {
+        waitFor(timeout);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public CompletableFuture<Void> getFuture() {
+        return future;
+    }
+
+    private void throwIfFailed() {
+        if (future.isCompletedExceptionally()) {
+            Throwable e = future.handle((v, t) -> t).join();
+            throw new DistributedException(e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public synchronized String toString() {
+        if (!future.isDone()) {
+            return description + " (pending, holding " + keep.size() + " arrays)";
+        }
+        return description + (future.isCompletedExceptionally() ? " (failed)" : " (done)");
+    }
+}
