@@ -1,0 +1,331 @@
+/*
+ * Copyright 2026 The DJL Distributed Authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+ * in compliance with the License. You may obtain a copy of the License at
+ *
+ * http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the License
+ * is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express
+ * or implied. See the License for the specific language governing permissions and limitations under
+ * the License.
+ */
+package ai.djl.distributed.backend.nccl;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ai.djl.Device;
+import ai.djl.distributed.DistributedException;
+import ai.djl.distributed.ReduceOp;
+import ai.djl.distributed.Work;
+import ai.djl.distributed.backend.BackendContext;
+import ai.djl.distributed.store.HashStore;
+import ai.djl.ndarray.types.DataType;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The backend's control logic over a {@link ScriptedGpu}: the order of its calls on the streams,
+ * the communicator's creation through the store and its end, and the watchdog. The expected
+ * sequences are PyTorch's ({@code ProcessGroupNCCL}): an event on the caller's stream that the NCCL
+ * stream waits for, the collective on the NCCL stream, an end event after it, and {@code wait()}
+ * making the caller's stream wait for that end event.
+ */
+@Timeout(60)
+class NcclBackendControlTest {
+
+    private final ScriptedGpu gpu = new ScriptedGpu();
+    private final HashStore store = new HashStore();
+
+    private NcclBackend backend(int rank, int size, Duration timeout) {
+        return (NcclBackend)
+                new NcclBackendProvider(gpu::runtime)
+                        .create(
+                                new BackendContext(
+                                        store, rank, size, Device.Type.GPU, timeout, Map.of()));
+    }
+
+    private static TensorView view(DataType type, long address, long n) {
+        return new TensorView(
+                address, Device.Type.GPU, 0, type, 0, n, 0, new long[] {n}, new long[] {1});
+    }
+
+    private static Work sum(NcclBackend b, TensorView v, ReduceOp op) {
+        NcclPlans plans = new NcclPlans(0, 1);
+        return b.runOn(
+                "allReduce",
+                Device.gpu(0),
+                List.of(v),
+                l -> plans.allReduce(l, op),
+                List.of(v),
+                false);
+    }
+
+    @Test
+    void aCollectiveIsOrderedBetweenTheCallersStreamAndItsWait() {
+        try (NcclBackend b = backend(0, 1, Duration.ofSeconds(10))) {
+            Work w = sum(b, view(DataType.FLOAT32, 0x10000, 256), ReduceOp.SUM);
+            w.waitFor();
+            List<String> log = gpu.log();
+            int start =
+                    log.indexOf(
+                            "ncclCommInitRankConfig(nranks 1, rank 0, blocking 0, id[0..2] 1,8)");
+            assertTrue(start >= 0, log.toString());
+            assertEquals(
+                    List.of(
+                            "cuEventRecord(0x1001 on legacy)",
+                            "cuStreamWaitEvent(stream waits 0x1001)",
+                            "ncclAllReduce(count 256, type 7, op 0, on stream)",
+                            "cuEventRecord(0x1002 on stream)",
+                            "cuStreamWaitEvent(legacy waits 0x1002)"),
+                    log.subList(start + 1, log.size()),
+                    log.toString());
+            assertCompletesSoon(w);
+            assertTrue(
+                    gpu.log()
+                            .containsAll(
+                                    List.of("cuEventDestroy(0x1001)", "cuEventDestroy(0x1002)")));
+        }
+    }
+
+    @Test
+    void theUniqueIdIsRankZerosUnderPyTorchsFirstKeyAndInitIsPolled() {
+        gpu.initPolls = 5;
+        try (NcclBackend b = backend(0, 1, Duration.ofSeconds(10))) {
+            sum(b, view(DataType.FLOAT32, 0x10000, 4), ReduceOp.SUM).waitFor();
+            byte[] expected = new byte[NcclUniqueId.BYTES];
+            for (int i = 0; i < expected.length; i++) {
+                expected[i] = (byte) (i * 7 + 1);
+            }
+            assertArrayEquals(expected, store.get("0"));
+            assertEquals(0, gpu.initPolls, "init was polled until done");
+            assertTrue(gpu.log().contains("cuStreamCreate(flags 1)"), "a non-blocking stream");
+        }
+    }
+
+    @Test
+    void aRankOtherThanZeroTakesTheIdFromTheStore() {
+        byte[] id = new byte[NcclUniqueId.BYTES];
+        id[0] = 42;
+        id[1] = 43;
+        store.set("0", id);
+        try (NcclBackend b = backend(1, 2, Duration.ofSeconds(10))) {
+            NcclPlans plans = new NcclPlans(1, 2);
+            TensorView v = view(DataType.FLOAT32, 0x10000, 4);
+            b.runOn(
+                    "broadcast",
+                    Device.gpu(0),
+                    List.of(v),
+                    l -> plans.broadcast(l.get(0), 0),
+                    List.of(v),
+                    false);
+            assertFalse(gpu.log().contains("ncclGetUniqueId"), gpu.log().toString());
+            assertTrue(
+                    gpu.log()
+                            .contains(
+                                    "ncclCommInitRankConfig(nranks 2, rank 1, blocking 0, id[0..2] 42,43)"),
+                    gpu.log().toString());
+        }
+    }
+
+    @Test
+    void aPeerThatNeverJoinsFailsAtTheDeadlineAndNothingIsLeft() {
+        gpu.initPolls = Integer.MAX_VALUE;
+        try (NcclBackend b = backend(0, 2, Duration.ofMillis(500))) {
+            long t0 = System.nanoTime();
+            DistributedException e =
+                    assertThrows(
+                            DistributedException.class,
+                            () -> sum(b, view(DataType.FLOAT32, 0x10000, 4), ReduceOp.SUM));
+            assertTrue(
+                    e.getMessage()
+                            .startsWith("ncclCommInitRankConfig did not finish within PT0.5S"),
+                    e.getMessage());
+            assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(5));
+            List<String> log = gpu.log();
+            assertTrue(
+                    log.containsAll(
+                            List.of(
+                                    "ncclCommAbort",
+                                    "cuMemFree(9000)",
+                                    "cuStreamDestroy(stream)",
+                                    "cuDevicePrimaryCtxRelease")),
+                    log.toString());
+        }
+    }
+
+    @Test
+    void theWatchdogAbortsAWorkPastTheTimeoutAndRefusesLaterOnes() throws Exception {
+        gpu.eventsComplete = false;
+        try (NcclBackend b = backend(0, 1, Duration.ofMillis(300))) {
+            Work w = sum(b, view(DataType.FLOAT32, 0x10000, 4), ReduceOp.SUM);
+            Throwable failure = failureOf(w);
+            assertTrue(
+                    failure.getMessage().startsWith("nccl allReduce (rank 0) timed out"),
+                    failure.getMessage());
+            assertTrue(gpu.log().contains("ncclCommAbort"));
+            assertFalse(w.isSuccess());
+            DistributedException later =
+                    assertThrows(
+                            DistributedException.class,
+                            () -> sum(b, view(DataType.FLOAT32, 0x10000, 4), ReduceOp.SUM));
+            assertTrue(later.getMessage().contains("aborted earlier"), later.getMessage());
+        }
+    }
+
+    @Test
+    void anAsyncErrorFailsPendingWorkWithNcclsText() throws Exception {
+        gpu.eventsComplete = false;
+        try (NcclBackend b = backend(0, 1, Duration.ofSeconds(30))) {
+            Work w = sum(b, view(DataType.FLOAT32, 0x10000, 4), ReduceOp.SUM);
+            gpu.lastError = "peer 1 closed the connection";
+            gpu.asyncError = NcclResult.REMOTE_ERROR.code();
+            Throwable failure = failureOf(w);
+            String m = failure.getMessage();
+            assertTrue(
+                    m.startsWith("nccl allReduce (rank 0) failed: ncclRemoteError (text of 6)"), m);
+            assertTrue(m.contains("last error: peer 1 closed the connection"), m);
+            assertTrue(gpu.log().contains("ncclCommAbort"));
+        }
+    }
+
+    @Test
+    void premulSumPassesItsScalarAtTheTypesWidthAndFreesTheOperator() {
+        try (NcclBackend b = backend(0, 1, Duration.ofSeconds(10))) {
+            sum(b, view(DataType.FLOAT16, 0x10000, 8), ReduceOp.premulSum(2)).waitFor();
+            sum(b, view(DataType.FLOAT32, 0x10000, 8), ReduceOp.premulSum(2)).waitFor();
+            List<String> log = gpu.log();
+            // 2.0 is 0x4000 in IEEE half precision and 0x40000000 in single; 1 = host-immediate.
+            int half = log.indexOf("ncclRedOpCreatePreMulSum(0x4000, type 6, residence 1)");
+            int single = log.indexOf("ncclRedOpCreatePreMulSum(0x40000000, type 7, residence 1)");
+            assertTrue(half >= 0 && single > half, log.toString());
+            assertEquals("ncclAllReduce(count 8, type 6, op 1000, on stream)", log.get(half + 1));
+            assertEquals("ncclRedOpDestroy(1000)", log.get(half + 2));
+        }
+    }
+
+    @Test
+    void severalCallsGoInOneGroupAndOneCallInNone() {
+        try (NcclBackend b = backend(0, 1, Duration.ofSeconds(10))) {
+            NcclPlans plans = new NcclPlans(0, 1);
+            TensorView x = view(DataType.FLOAT32, 0x10000, 4);
+            TensorView y = view(DataType.FLOAT32, 0x20000, 4);
+            b.runOn(
+                    "allReduce",
+                    Device.gpu(0),
+                    List.of(x, y),
+                    l -> plans.allReduce(l, ReduceOp.SUM),
+                    List.of(),
+                    false);
+            List<String> log = gpu.log();
+            int s = log.indexOf("ncclGroupStart");
+            assertEquals(
+                    List.of(
+                            "ncclGroupStart",
+                            "ncclAllReduce(count 4, type 7, op 0, on stream)",
+                            "ncclAllReduce(count 4, type 7, op 0, on stream)",
+                            "ncclGroupEnd",
+                            "cuEventRecord(0x1002 on stream)"),
+                    log.subList(s, s + 5));
+            b.runOn(
+                    "allReduce",
+                    Device.gpu(0),
+                    List.of(x),
+                    l -> plans.allReduce(l, ReduceOp.SUM),
+                    List.of(),
+                    false);
+            assertEquals(1, gpu.log().stream().filter("ncclGroupStart"::equals).count());
+        }
+    }
+
+    @Test
+    void closeFinalizesThenFreesAndFailsNothingThatCompleted() {
+        NcclBackend b = backend(0, 1, Duration.ofSeconds(10));
+        Work w = sum(b, view(DataType.FLOAT32, 0x10000, 4), ReduceOp.SUM);
+        b.close();
+        assertTrue(w.isSuccess());
+        List<String> log = gpu.log();
+        int f = log.indexOf("ncclCommFinalize");
+        assertEquals(
+                List.of(
+                        "ncclCommFinalize",
+                        "ncclCommDestroy",
+                        "cuMemFree(9000)",
+                        "cuStreamDestroy(stream)",
+                        "cuDevicePrimaryCtxRelease"),
+                log.subList(f, log.size()).stream()
+                        .filter(c -> !c.startsWith("cuEventDestroy"))
+                        .toList(),
+                log.toString());
+        DistributedException e =
+                assertThrows(
+                        DistributedException.class,
+                        () -> sum(b, view(DataType.FLOAT32, 0x10000, 4), ReduceOp.SUM));
+        assertTrue(e.getMessage().contains("closed"), e.getMessage());
+        b.close(); // idempotent
+    }
+
+    @Test
+    void arraysOnAnotherGpuOrTheCpuAreRefused() {
+        try (NcclBackend b = backend(0, 1, Duration.ofSeconds(10))) {
+            sum(b, view(DataType.FLOAT32, 0x10000, 4), ReduceOp.SUM);
+            NcclPlans plans = new NcclPlans(0, 1);
+            IllegalArgumentException other =
+                    assertThrows(
+                            IllegalArgumentException.class,
+                            () ->
+                                    b.runOn(
+                                            "allReduce",
+                                            Device.gpu(1),
+                                            List.of(),
+                                            l -> plans.allReduce(l, ReduceOp.SUM),
+                                            List.of(),
+                                            false));
+            assertTrue(
+                    other.getMessage()
+                            .contains(
+                                    "expected: on gpu(0), the GPU of this rank's NCCL communicator"),
+                    other.getMessage());
+            IllegalArgumentException cpu =
+                    assertThrows(
+                            IllegalArgumentException.class,
+                            () ->
+                                    b.runOn(
+                                            "allReduce",
+                                            Device.cpu(),
+                                            List.of(),
+                                            l -> plans.allReduce(l, ReduceOp.SUM),
+                                            List.of(),
+                                            false));
+            assertTrue(cpu.getMessage().contains("expected: a GPU array"), cpu.getMessage());
+        }
+    }
+
+    private static Throwable failureOf(Work w) throws InterruptedException, ExecutionException {
+        try {
+            return w.getFuture().handle((v, e) -> e).get(10, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new AssertionError(w + " neither completed nor failed in 10 s", e);
+        }
+    }
+
+    private static void assertCompletesSoon(Work w) {
+        try {
+            w.getFuture().get(5, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new AssertionError(w + " did not complete: " + e, e);
+        }
+    }
+}
