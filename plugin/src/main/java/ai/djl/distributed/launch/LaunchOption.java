@@ -28,7 +28,8 @@ enum LaunchOption {
     NPROC_PER_NODE(
             "nproc-per-node",
             "N",
-            "workers on this node: a number, or auto (one per core); default 1"),
+            "workers on this node: a number; gpu (one per GPU), cpu (one per core), or auto (gpu"
+                    + " where there are GPUs, else cpu); default 1"),
     NNODES("nnodes", "N", "number of nodes, one launcher each; default 1"),
     NODE_RANK(
             "node-rank",

@@ -13,6 +13,8 @@
  */
 package ai.djl.distributed.launch;
 
+import ai.djl.util.cuda.CudaUtils;
+
 import picocli.CommandLine.ParseResult;
 
 import java.time.Duration;
@@ -93,14 +95,29 @@ final class OptionValues {
     }
 
     /**
-     * Returns {@code --nproc-per-node}: a positive integer, or {@code auto}/{@code cpu} for the
-     * number of cores.
+     * Returns {@code --nproc-per-node}, as torchrun reads it: a positive integer; {@code gpu} for
+     * the GPUs this process sees (one worker per GPU, each taking GPU {@code LOCAL_RANK}); {@code
+     * cpu} for the number of cores; {@code auto} for the GPUs if there are any, else the cores.
      *
      * @return the number of workers on this node
      */
     int nprocPerNode() {
         String v = string(LaunchOption.NPROC_PER_NODE, "1").trim();
-        if (v.equals("auto") || v.equals("cpu")) {
+        if (v.equals("cpu")) {
+            return Runtime.getRuntime().availableProcessors();
+        }
+        if (v.equals("gpu") || v.equals("auto")) {
+            int gpus = CudaUtils.getGpuCount(); // CUDA's runtime, honouring CUDA_VISIBLE_DEVICES
+            if (gpus > 0) {
+                return gpus;
+            }
+            if (v.equals("gpu")) {
+                throw bad(
+                        LaunchOption.NPROC_PER_NODE,
+                        v,
+                        "a GPU visible to this process (CUDA sees none here); a positive integer,"
+                                + " auto or cpu");
+            }
             return Runtime.getRuntime().availableProcessors();
         }
         try {
@@ -111,7 +128,7 @@ final class OptionValues {
         } catch (NumberFormatException e) {
             // reported below
         }
-        throw bad(LaunchOption.NPROC_PER_NODE, v, "a positive integer, auto or cpu");
+        throw bad(LaunchOption.NPROC_PER_NODE, v, "a positive integer, gpu, auto or cpu");
     }
 
     /**

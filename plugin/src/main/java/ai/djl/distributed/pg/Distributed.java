@@ -13,6 +13,10 @@
  */
 package ai.djl.distributed.pg;
 
+import ai.djl.Device;
+import ai.djl.distributed.rendezvous.DistributedEnv;
+import ai.djl.engine.Engine;
+
 import java.time.Duration;
 
 /**
@@ -118,6 +122,43 @@ public final class Distributed {
      */
     public static int getWorldSize() {
         return getWorldGroup().getSize();
+    }
+
+    /**
+     * Returns the device this worker trains on, as torchrun users pick {@code torch.device("cuda",
+     * LOCAL_RANK)}: GPU {@code LOCAL_RANK} (0 when unset) where DJL's engine sees GPUs, else the
+     * CPU. With {@code bin/djlrun --nproc-per-node gpu}, every worker of a node gets its own GPU.
+     * Needs no process group.
+     *
+     * @return the device
+     * @throws IllegalStateException if {@code LOCAL_RANK} names a GPU this process cannot see
+     */
+    public static Device localDevice() {
+        return localDevice(DistributedEnv.fromProcess(), Engine.getInstance().getGpuCount());
+    }
+
+    /**
+     * The device for a worker with the given environment on a host with the given GPUs.
+     *
+     * @param env the worker's environment
+     * @param gpus the GPUs it sees
+     * @return the device
+     */
+    static Device localDevice(DistributedEnv env, int gpus) {
+        if (gpus <= 0) {
+            return Device.cpu();
+        }
+        int local = env.getInt("LOCAL_RANK").orElse(0);
+        if (local < 0 || local >= gpus) {
+            throw new IllegalStateException(
+                    "LOCAL_RANK="
+                            + local
+                            + " (expected: 0 <= LOCAL_RANK < "
+                            + gpus
+                            + ", the GPUs this process sees; start one worker per GPU, e.g."
+                            + " djlrun --nproc-per-node gpu)");
+        }
+        return Device.gpu(local);
     }
 
     /**

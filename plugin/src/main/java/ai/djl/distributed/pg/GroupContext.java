@@ -13,6 +13,7 @@
  */
 package ai.djl.distributed.pg;
 
+import ai.djl.Device;
 import ai.djl.distributed.backend.Backend;
 import ai.djl.distributed.backend.BackendContext;
 import ai.djl.distributed.backend.BackendProvider;
@@ -29,7 +30,8 @@ import java.util.Optional;
 
 /**
  * What the groups of one world share: the store, laid out as PyTorch lays it out ({@code
- * default_pg/<group name>/<device type>/...}, one namespace per backend), the backend providers by
+ * default_pg/<group name>/...} for the group's own keys, {@code default_pg/<group
+ * name>//<device>//...} for each backend, with {@code cuda} for GPUs), the backend providers by
  * device type and their options, the debug level, the counter that names sub-groups, and the list
  * of live groups. Closing the world group closes everything.
  */
@@ -108,6 +110,9 @@ final class GroupContext {
 
     private ProcessGroup create(String name, int rank, int[] ranks, Duration timeout) {
         Store group = groupStore(name);
+        // A backend's keys sit where PyTorch's do (PrefixStore("cuda/", PrefixStore("<group>/",
+        // default_pg store))), so that an NCCL unique id, say, is found by either side.
+        Store backendRoot = new PrefixStore(name + "/", root);
         Map<String, Backend> backends = new LinkedHashMap<>();
         CollectiveCheck check = null;
         try {
@@ -118,7 +123,7 @@ final class GroupContext {
                         device,
                         provider.create(
                                 new BackendContext(
-                                        new PrefixStore(device, group),
+                                        new PrefixStore(torchDevice(device) + "/", backendRoot),
                                         rank,
                                         ranks.length,
                                         device,
@@ -160,7 +165,15 @@ final class GroupContext {
         return userStore;
     }
 
-    /** Returns a group's own namespace, {@code default_pg/<name>}, which its backend's is under. */
+    /** PyTorch's name of a DJL device type: {@code cuda} for {@code gpu}. */
+    static String torchDevice(String deviceType) {
+        return Device.Type.GPU.equals(deviceType) ? "cuda" : deviceType;
+    }
+
+    /**
+     * Returns a group's own namespace, {@code default_pg/<name>} (its monitored barrier's keys);
+     * its backends' lie beside it, under {@code default_pg/<name>//<device>/}.
+     */
     Store groupStore(String name) {
         return new PrefixStore(name, root);
     }

@@ -19,6 +19,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.djl.util.cuda.CudaUtils;
+
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayOutputStream;
@@ -37,6 +39,24 @@ class LaunchOptionsTest {
 
     private static String fails(String... args) {
         return assertThrows(IllegalArgumentException.class, () -> parse(args)).getMessage();
+    }
+
+    @Test
+    void nprocPerNodeTakesTorchrunsWords() {
+        int cores = Runtime.getRuntime().availableProcessors();
+        int gpus = CudaUtils.getGpuCount();
+        assertEquals(cores, parse("--nproc-per-node", "cpu", "x.Main").nprocPerNode());
+        assertEquals(
+                gpus > 0 ? gpus : cores,
+                parse("--nproc-per-node", "auto", "x.Main").nprocPerNode());
+        if (gpus > 0) {
+            assertEquals(gpus, parse("--nproc-per-node", "gpu", "x.Main").nprocPerNode());
+        } else {
+            String m = fails("--nproc-per-node", "gpu", "x.Main");
+            assertTrue(m.contains("gpu") && m.contains("CUDA sees none here"), m);
+        }
+        String m = fails("--nproc-per-node", "gpus", "x.Main");
+        assertTrue(m.contains("a positive integer, gpu, auto or cpu"), m);
     }
 
     @Test
@@ -145,10 +165,10 @@ class LaunchOptionsTest {
     @Test
     void badValuesAreNamedWithWhatWasExpected() {
         assertEquals(
-                "--nproc-per-node: 'zero' (expected: a positive integer, auto or cpu)",
+                "--nproc-per-node: 'zero' (expected: a positive integer, gpu, auto or cpu)",
                 fails("--nproc-per-node", "zero", "x.Main"));
         assertEquals(
-                "--nproc-per-node: '0' (expected: a positive integer, auto or cpu)",
+                "--nproc-per-node: '0' (expected: a positive integer, gpu, auto or cpu)",
                 fails("--nproc-per-node=0", "x.Main"));
         assertEquals(
                 "--nnodes: '1:4' (expected: a positive integer; elastic ranges MIN:MAX are not"

@@ -203,13 +203,14 @@ public final class NcclBackend implements Backend {
      *
      * <p>As PyTorch's: a one-element all-reduce on the communicator's GPU, whose work blocks the
      * host in {@link Work#waitFor}. Before any collective has chosen a GPU (and without the {@code
-     * device} option) it runs on GPU 0.
+     * device} option) it runs on GPU {@code LOCAL_RANK}, or, without that variable, on GPU {@code
+     * rank % GPUs}, as PyTorch guesses.
      */
     @Override
     public Work barrier() {
         NcclCommunicator c;
         synchronized (this) {
-            c = communicator(device != null ? device : Device.gpu(0), "barrier");
+            c = communicator(device != null ? device : guessDevice(), "barrier");
         }
         return launch("barrier", c, plans.barrier(c.scratch()), List.of(), true);
     }
@@ -362,6 +363,19 @@ public final class NcclBackend implements Backend {
                 runtime.nccl().version(),
                 runtime.nccl().path());
         return comm;
+    }
+
+    private Device guessDevice() {
+        String local = System.getenv("LOCAL_RANK");
+        try {
+            if (local != null) {
+                return Device.gpu(Integer.parseInt(local.trim()));
+            }
+        } catch (NumberFormatException e) {
+            throw new IllegalStateException(
+                    "LOCAL_RANK: '" + local + "' (expected: an integer, as djlrun sets it)", e);
+        }
+        return Device.gpu(context.rank() % Math.max(1, runtime.gpus()));
     }
 
     private byte[] newUniqueId() {
