@@ -18,6 +18,7 @@ import ai.djl.distributed.ReduceOp;
 import ai.djl.distributed.Work;
 import ai.djl.ndarray.NDArray;
 
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -202,6 +203,25 @@ public interface Backend extends AutoCloseable {
      */
     default Work recv(NDArray array, int src, int tag) {
         throw new NotSupportedException(getName(), "recv");
+    }
+
+    /**
+     * Starts a batch of sends and receives, as {@code batch_isend_irecv}. By default each starts on
+     * its own, in order; a backend whose transfers would block one another unless posted together
+     * (NCCL's) posts the batch as one operation.
+     *
+     * @param transfers the sends and receives, checked by the process group
+     * @return one work per transfer, in order (the same work for all where they run as one)
+     */
+    default List<Work> sendRecvBatch(List<PeerTransfer> transfers) {
+        List<Work> works = new ArrayList<>(transfers.size());
+        for (PeerTransfer t : transfers) {
+            works.add(
+                    t.send()
+                            ? send(t.array(), t.peer(), t.tag())
+                            : recv(t.array(), t.peer(), t.tag()));
+        }
+        return works;
     }
 
     /**

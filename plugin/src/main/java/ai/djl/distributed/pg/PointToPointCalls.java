@@ -15,6 +15,7 @@ package ai.djl.distributed.pg;
 
 import ai.djl.distributed.Work;
 import ai.djl.distributed.backend.Backend;
+import ai.djl.distributed.backend.PeerTransfer;
 import ai.djl.ndarray.NDArray;
 
 import java.util.ArrayList;
@@ -80,14 +81,18 @@ final class PointToPointCalls {
                     size);
             Checks.tag(op.getTag());
         }
-        List<Work> works = new ArrayList<>(ops.size());
-        for (P2POp op : ops) {
-            works.add(
-                    op.isSend()
-                            ? isend(op.getArray(), op.getPeer(), op.getTag())
-                            : irecv(op.getArray(), op.getPeer(), op.getTag()));
+        if (ops.isEmpty()) {
+            return List.of();
         }
-        return works;
+        context.checkOpen(group);
+        List<NDArray> arrays = new ArrayList<>(ops.size());
+        List<PeerTransfer> transfers = new ArrayList<>(ops.size());
+        for (P2POp op : ops) {
+            arrays.add(op.getArray());
+            transfers.add(new PeerTransfer(op.isSend(), op.getArray(), op.getPeer(), op.getTag()));
+        }
+        // One backend for the whole batch: it may have to post the transfers as one operation.
+        return backends.forArrays(arrays).sendRecvBatch(transfers);
     }
 
     private Work pointToPoint(NDArray array, Function<Backend, Work> call) {

@@ -19,6 +19,7 @@ import ai.djl.distributed.ReduceOp;
 import ai.djl.distributed.Work;
 import ai.djl.distributed.backend.Backend;
 import ai.djl.distributed.backend.BackendContext;
+import ai.djl.distributed.backend.PeerTransfer;
 import ai.djl.ndarray.NDArray;
 
 import org.slf4j.Logger;
@@ -26,6 +27,7 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -225,6 +227,30 @@ public final class NcclBackend implements Backend {
     @Override
     public Work recv(NDArray array, int src, int tag) {
         return run("recv(from " + src + ")", List.of(array), v -> plans.recv(v.get(0), src), false);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>As one NCCL group, so that transfers that depend on one another (each rank sending before
+     * it receives) cannot deadlock; every transfer's work is the group's.
+     */
+    @Override
+    public List<Work> sendRecvBatch(List<PeerTransfer> transfers) {
+        if (transfers.isEmpty()) {
+            return List.of();
+        }
+        List<NDArray> arrays = new ArrayList<>(transfers.size());
+        for (PeerTransfer t : transfers) {
+            arrays.add(t.array());
+        }
+        Work work =
+                run(
+                        "sendRecvBatch(" + transfers.size() + ")",
+                        arrays,
+                        v -> plans.sendRecv(v, transfers),
+                        false);
+        return Collections.nCopies(transfers.size(), work);
     }
 
     /**

@@ -14,6 +14,7 @@
 package ai.djl.distributed.backend.nccl;
 
 import ai.djl.distributed.ReduceOp;
+import ai.djl.distributed.backend.PeerTransfer;
 import ai.djl.distributed.backend.nccl.NcclCall.AllGather;
 import ai.djl.distributed.backend.nccl.NcclCall.AllReduce;
 import ai.djl.distributed.backend.nccl.NcclCall.Broadcast;
@@ -217,6 +218,26 @@ final class NcclPlans {
 
     List<NcclCall> recv(TensorView array, int src) {
         return List.of(new Recv(array.address(), array.numel(), type(array), src));
+    }
+
+    /**
+     * A batch of sends and receives, as one group.
+     *
+     * @param arrays the transfers' arrays, in order
+     * @param transfers the transfers (their peers and directions)
+     * @return the plan
+     */
+    List<NcclCall> sendRecv(List<TensorView> arrays, List<PeerTransfer> transfers) {
+        List<NcclCall> calls = new ArrayList<>(transfers.size());
+        for (int i = 0; i < transfers.size(); i++) {
+            TensorView a = arrays.get(i);
+            PeerTransfer t = transfers.get(i);
+            calls.add(
+                    t.send()
+                            ? new Send(a.address(), a.numel(), type(a), t.peer())
+                            : new Recv(a.address(), a.numel(), type(a), t.peer()));
+        }
+        return calls;
     }
 
     /** Whether the arrays lie one after another, {@code bytes} apart, in rank order. */

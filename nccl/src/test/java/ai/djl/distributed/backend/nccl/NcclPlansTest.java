@@ -20,6 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import ai.djl.Device;
 import ai.djl.distributed.ReduceOp;
+import ai.djl.distributed.backend.PeerTransfer;
 import ai.djl.distributed.backend.nccl.NcclCall.AllGather;
 import ai.djl.distributed.backend.nccl.NcclCall.ReduceScatter;
 import ai.djl.ndarray.types.DataType;
@@ -467,6 +468,35 @@ class NcclPlansTest {
                                 ? plans(0, size).send(a, size - 1)
                                 : r == size - 1 ? plans(r, size).recv(b, 0) : List.of());
         assertArrayEquals(w.read(0, a), w.read(size - 1, b));
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {2, 3, 4})
+    void aBatchSendingRightAndReceivingLeftIsOneGroup(int size) {
+        // Each rank sends before it receives: posted one by one this deadlocks on GPUs.
+        Ranks w = new Ranks(size);
+        List<TensorView> out = new ArrayList<>();
+        List<TensorView> in = new ArrayList<>();
+        for (int r = 0; r < size; r++) {
+            out.add(w.array(r, 3));
+            in.add(w.array(r, 3));
+            int rr = r;
+            w.fill(r, out.get(r), k -> x(rr, k));
+        }
+        w.run(
+                r ->
+                        plans(r, size)
+                                .sendRecv(
+                                        List.of(out.get(r), in.get(r)),
+                                        List.of(
+                                                new PeerTransfer(true, null, (r + 1) % size, 0),
+                                                new PeerTransfer(
+                                                        false, null, (r + size - 1) % size, 0))));
+        for (int r = 0; r < size; r++) {
+            int left = (r + size - 1) % size;
+            assertArrayEquals(
+                    new float[] {x(left, 0), x(left, 1), x(left, 2)}, w.read(r, in.get(r)));
+        }
     }
 
     @ParameterizedTest
