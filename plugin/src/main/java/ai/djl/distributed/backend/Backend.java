@@ -20,6 +20,7 @@ import ai.djl.ndarray.NDArray;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * The communication engine under a {@link ai.djl.distributed.pg.ProcessGroup}: one method per
@@ -222,6 +223,22 @@ public interface Backend extends AutoCloseable {
                             : recv(t.array(), t.peer(), t.tag()));
         }
         return works;
+    }
+
+    /**
+     * Makes a sub-group's backend out of this one, as PyTorch's {@code new_group} splits an NCCL
+     * communicator ({@code ncclCommSplit}) rather than creating one afresh. Called on every rank of
+     * this backend's group, in the same order relative to its collectives: ranks of the sub-group
+     * pass its context, the others null. Blocks until every rank has called it, up to the group's
+     * timeout. By default, and where this backend cannot split (on every rank alike), returns
+     * empty, and the sub-group's backend is created from its provider.
+     *
+     * @param members the sub-group's ranks in this group, ascending
+     * @param child the sub-group's context on a member, null elsewhere
+     * @return the sub-group's backend on a member, if this backend made it
+     */
+    default Optional<Backend> split(int[] members, BackendContext child) {
+        return Optional.empty();
     }
 
     /**

@@ -66,6 +66,16 @@ final class DeviceBackends implements AutoCloseable {
     }
 
     /** The backend for operations without arrays. */
+    /**
+     * Returns the backend of a device type.
+     *
+     * @param deviceType the type
+     * @return the backend, or null if the group has none for it
+     */
+    Backend forType(String deviceType) {
+        return byDevice.get(deviceType);
+    }
+
     Backend forDefault() {
         return byDevice.get(defaultDeviceType());
     }

@@ -102,34 +102,68 @@ final class GroupContext {
             name = String.valueOf(nextGroup++);
         }
         int groupRank = Arrays.binarySearch(sorted, worldRank);
+        // Every rank of the world offers the split to the world's backends, member or not:
+        // ncclCommSplit is collective over the parent.
+        Map<String, Backend> split = new LinkedHashMap<>();
+        try {
+            for (String device : providers.keySet()) {
+                Backend parent = world.backends().forType(device);
+                parent.split(
+                                sorted,
+                                groupRank < 0
+                                        ? null
+                                        : context(name, device, groupRank, sorted.length, timeout))
+                        .ifPresent(b -> split.put(device, b));
+            }
+        } catch (RuntimeException e) {
+            new DeviceBackends(backendName, split).close();
+            throw e;
+        }
         if (groupRank < 0) {
             return Optional.empty();
         }
-        return Optional.of(create(name, groupRank, sorted, timeout));
+        return Optional.of(create(name, groupRank, sorted, timeout, split));
     }
 
     private ProcessGroup create(String name, int rank, int[] ranks, Duration timeout) {
-        Store group = groupStore(name);
-        // A backend's keys sit where PyTorch's do (PrefixStore("cuda/", PrefixStore("<group>/",
-        // default_pg store))), so that an NCCL unique id, say, is found by either side.
+        return create(name, rank, ranks, timeout, Map.of());
+    }
+
+    /** A backend's context: its keys sit where PyTorch's do (see the class comment). */
+    private BackendContext context(
+            String name, String device, int rank, int size, Duration timeout) {
+        BackendProvider provider = providers.get(device);
         Store backendRoot = new PrefixStore(name + "/", root);
+        return new BackendContext(
+                new PrefixStore(torchDevice(device) + "/", backendRoot),
+                rank,
+                size,
+                device,
+                timeout,
+                options.getOrDefault(provider.getNames().get(0), Map.of()));
+    }
+
+    private ProcessGroup create(
+            String name, int rank, int[] ranks, Duration timeout, Map<String, Backend> split) {
+        Store group = groupStore(name);
         Map<String, Backend> backends = new LinkedHashMap<>();
         CollectiveCheck check = null;
         try {
             for (Map.Entry<String, BackendProvider> e : providers.entrySet()) {
                 String device = e.getKey();
-                BackendProvider provider = e.getValue();
+                Backend made = split.get(device);
                 backends.put(
                         device,
-                        provider.create(
-                                new BackendContext(
-                                        new PrefixStore(torchDevice(device) + "/", backendRoot),
-                                        rank,
-                                        ranks.length,
-                                        device,
-                                        timeout,
-                                        options.getOrDefault(
-                                                provider.getNames().get(0), Map.of()))));
+                        made != null
+                                ? made
+                                : e.getValue()
+                                        .create(
+                                                context(
+                                                        name,
+                                                        device,
+                                                        rank,
+                                                        ranks.length,
+                                                        timeout)));
             }
             if (debug == DebugLevel.DETAIL) {
                 check =
@@ -137,7 +171,9 @@ final class GroupContext {
                                 new PrefixStore("debug", group), rank, ranks.length, timeout);
             }
         } catch (RuntimeException e) {
-            new DeviceBackends(backendName, backends).close();
+            Map<String, Backend> all = new LinkedHashMap<>(split);
+            all.putAll(backends);
+            new DeviceBackends(backendName, all).close();
             throw e;
         }
         ProcessGroup g =

@@ -583,6 +583,11 @@ public final class ProcessGroup implements AutoCloseable {
         context.close(this);
     }
 
+    /** The group's backends, by device type (for splitting sub-groups off them). */
+    DeviceBackends backends() {
+        return backends;
+    }
+
     /** Closes the group's backends and its mismatch check; called once, by the context. */
     void closeBackends() {
         try {

@@ -14,6 +14,7 @@
 package ai.djl.distributed.pg;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.djl.Device;
 import ai.djl.distributed.backend.Backend;
@@ -25,9 +26,11 @@ import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * Each backend's store is where PyTorch puts a process-group backend's: {@code
@@ -41,6 +44,7 @@ class BackendStoreLayoutTest {
     void backendsSeePyTorchsPrefixesForTheirGroupAndDevice() {
         HashStore user = new HashStore();
         List<BackendContext> seen = new ArrayList<>();
+        List<String> splits = new ArrayList<>();
         BackendProvider recording =
                 new BackendProvider() {
                     @Override
@@ -63,6 +67,21 @@ class BackendStoreLayoutTest {
                             }
 
                             @Override
+                            public Optional<Backend> split(int[] members, BackendContext child) {
+                                splits.add(
+                                        context.deviceType()
+                                                + " "
+                                                + Arrays.toString(members)
+                                                + (child == null
+                                                        ? " not a member"
+                                                        : " rank "
+                                                                + child.rank()
+                                                                + " of "
+                                                                + child.size()));
+                                return Optional.empty();
+                            }
+
+                            @Override
                             public void close() {}
                         };
                     }
@@ -79,6 +98,15 @@ class BackendStoreLayoutTest {
         GroupContext context = new GroupContext(user, false, settings, 0, 2);
         ProcessGroup world = context.createWorld(Duration.ofSeconds(10));
         ProcessGroup sub = world.newGroup(0).orElseThrow();
+        assertTrue(world.newGroup(1).isEmpty());
+        // Every rank offers each split to the world's backends, members with the child's context.
+        assertEquals(
+                List.of(
+                        "cpu [0] rank 0 of 1",
+                        "gpu [0] rank 0 of 1",
+                        "cpu [1] not a member",
+                        "gpu [1] not a member"),
+                splits);
         assertEquals(4, seen.size());
         String[] expected = {
             "default_pg/0//cpu//k",

@@ -29,6 +29,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -90,6 +91,18 @@ public final class NcclBackend implements Backend {
         if (eagerDevice != null) {
             communicator(Device.gpu(eagerDevice), "the eager communicator");
         }
+    }
+
+    /** A sub-group's backend on a communicator split off its parent's. */
+    private NcclBackend(NcclBackend parent, BackendContext context, NcclCommunicator split) {
+        this(context, parent.runtime, parent.pointers, null, parent.blockingWait);
+        synchronized (this) {
+            adopt(split, parent.deviceOf());
+        }
+    }
+
+    private synchronized Device deviceOf() {
+        return device;
     }
 
     /** {@inheritDoc} */
@@ -341,11 +354,12 @@ public final class NcclBackend implements Backend {
     }
 
     /**
-     * The communicator, created on the given GPU on first use; the caller holds this monitor.
+     * The communicator, created on the given GPU on first use (under this monitor, so that creation
+     * happens once).
      *
      * @throws IllegalArgumentException for arrays on another GPU than the communicator's
      */
-    private NcclCommunicator communicator(Device d, String what) {
+    private synchronized NcclCommunicator communicator(Device d, String what) {
         if (closed) {
             throw new DistributedException(
                     what + ": the " + NcclOps.BACKEND + " backend is closed");
@@ -370,18 +384,15 @@ public final class NcclBackend implements Backend {
             return comm;
         }
         long t0 = System.nanoTime();
-        comm =
+        adopt(
                 NcclCommunicator.create(
                         runtime,
                         d.getDeviceId(),
                         context.rank(),
                         context.size(),
                         () -> ids.shareForGroup(this::newUniqueId),
-                        context.timeout());
-        device = d;
-        watchdog =
-                new NcclWatchdog(
-                        comm, WATCHDOG_INTERVAL, "djl-nccl-watchdog-rank" + context.rank());
+                        context.timeout()),
+                d);
         logger.info(
                 "{} ready in {} ms (NCCL {} from {})",
                 comm,
@@ -389,6 +400,41 @@ public final class NcclBackend implements Backend {
                 runtime.nccl().version(),
                 runtime.nccl().path());
         return comm;
+    }
+
+    /** Takes a new communicator and starts its watchdog. */
+    private synchronized void adopt(NcclCommunicator c, Device d) {
+        comm = c;
+        device = d;
+        watchdog =
+                new NcclWatchdog(c, WATCHDOG_INTERVAL, "djl-nccl-watchdog-rank" + context.rank());
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>As PyTorch's {@code new_group}: only a communicator that exists is split ({@code
+     * ncclCommSplit}, colour the sub-group's first rank, key the rank in it); ranks outside the
+     * sub-group take part with {@code NCCL_SPLIT_NOCOLOR}. Before this group's first collective
+     * there is nothing to split on any rank, and the sub-group makes its own communicator through
+     * its store on its first collective.
+     */
+    @Override
+    public Optional<Backend> split(int[] members, BackendContext child) {
+        NcclCommunicator parent;
+        synchronized (this) {
+            parent = closed ? null : comm;
+        }
+        if (parent == null) {
+            return Optional.empty();
+        }
+        if (child == null) {
+            parent.splitOff(context.timeout());
+            return Optional.empty();
+        }
+        NcclCommunicator sub =
+                parent.split(runtime, members[0], child.rank(), child.size(), child.timeout());
+        return Optional.of(new NcclBackend(this, child, sub));
     }
 
     private Device guessDevice() {

@@ -53,6 +53,7 @@ final class NcclCommunicator implements AutoCloseable {
 
     private final NcclLibrary nccl;
     private final CudaDriver cu;
+    private final int ordinal;
     private final int device;
     private final Pointer context;
     private final Pointer stream;
@@ -66,6 +67,7 @@ final class NcclCommunicator implements AutoCloseable {
     private NcclCommunicator(
             NcclLibrary nccl,
             CudaDriver cu,
+            int ordinal,
             int device,
             Pointer context,
             Pointer stream,
@@ -75,6 +77,7 @@ final class NcclCommunicator implements AutoCloseable {
             int size) {
         this.nccl = nccl;
         this.cu = cu;
+        this.ordinal = ordinal;
         this.device = device;
         this.context = context;
         this.stream = stream;
@@ -104,6 +107,41 @@ final class NcclCommunicator implements AutoCloseable {
             int size,
             Supplier<byte[]> uniqueId,
             Duration timeout) {
+        NcclLibrary nccl = runtime.nccl().library();
+        return create(
+                runtime,
+                ordinal,
+                rank,
+                size,
+                (out, config) -> {
+                    NcclUniqueId id = NcclUniqueId.of(uniqueId.get());
+                    return nccl.ncclCommInitRankConfig(out, size, id.byValue(), rank, config);
+                },
+                "ncclCommInitRankConfig",
+                timeout);
+    }
+
+    /** Makes the native communicator, given the configuration (non-blocking). */
+    @FunctionalInterface
+    interface CommInit {
+        /**
+         * Starts making the communicator.
+         *
+         * @param out receives it
+         * @param config its configuration
+         * @return NCCL's result ({@code ncclInProgress} while it is being made)
+         */
+        int init(PointerByReference out, NcclConfig config);
+    }
+
+    private static NcclCommunicator create(
+            NcclRuntime runtime,
+            int ordinal,
+            int rank,
+            int size,
+            CommInit init,
+            String call,
+            Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         CudaDriver cu = runtime.driver();
         NcclLibrary nccl = runtime.nccl().library();
@@ -131,19 +169,16 @@ final class NcclCommunicator implements AutoCloseable {
             LongByReference mem = new LongByReference();
             cuda(cu, cu.cuMemAlloc_v2(mem, Float.BYTES), "cuMemAlloc");
             scratch = mem.getValue();
-            NcclUniqueId id = NcclUniqueId.of(uniqueId.get());
             PointerByReference c = new PointerByReference();
-            int r =
-                    nccl.ncclCommInitRankConfig(
-                            c, size, id.byValue(), rank, NcclConfig.nonBlocking());
+            int r = init.init(c, NcclConfig.nonBlocking());
             if (r != NcclResult.SUCCESS.code() && r != NcclResult.IN_PROGRESS.code()) {
-                throw new DistributedException(
-                        failure(nccl, c.getValue(), r, "ncclCommInitRankConfig", rank, size));
+                throw new DistributedException(failure(nccl, c.getValue(), r, call, rank, size));
             }
             made =
                     new NcclCommunicator(
                             nccl,
                             cu,
+                            ordinal,
                             device,
                             ctx.getValue(),
                             stream,
@@ -151,7 +186,7 @@ final class NcclCommunicator implements AutoCloseable {
                             c.getValue(),
                             rank,
                             size);
-            made.settle(r, "ncclCommInitRankConfig", deadline, timeout);
+            made.settle(r, call, deadline, timeout);
             return made;
         } catch (RuntimeException e) {
             if (made != null) {
@@ -306,6 +341,61 @@ final class NcclCommunicator implements AutoCloseable {
     }
 
     /**
+     * Splits a sub-group's communicator off this one ({@code ncclCommSplit}), on this one's GPU.
+     * Collective over this communicator: every rank calls it, or {@link #splitOff} on the ranks
+     * outside the sub-group. Blocks until the new communicator is ready, up to the timeout.
+     *
+     * @param runtime the driver and NCCL
+     * @param color the sub-group's colour, the same on its members, at least 0
+     * @param key this rank's rank in the sub-group
+     * @param size the sub-group's size
+     * @param timeout the bound
+     * @return the sub-group's communicator
+     */
+    NcclCommunicator split(NcclRuntime runtime, int color, int key, int size, Duration timeout) {
+        lock.lock();
+        try {
+            Pointer c = open("newGroup");
+            return create(
+                    runtime,
+                    ordinal,
+                    key,
+                    size,
+                    (out, config) -> nccl.ncclCommSplit(c, color, key, out, config),
+                    "ncclCommSplit",
+                    timeout);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Takes part in a split that leaves this rank out ({@code NCCL_SPLIT_NOCOLOR}). Blocks until
+     * NCCL has finished with this communicator's part, up to the timeout.
+     *
+     * @param timeout the bound
+     */
+    void splitOff(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        lock.lock();
+        try {
+            Pointer c = open("newGroup");
+            makeCurrent();
+            PointerByReference none = new PointerByReference();
+            int r =
+                    nccl.ncclCommSplit(
+                            c, NcclLibrary.SPLIT_NOCOLOR, rank, none, NcclConfig.nonBlocking());
+            settle(r, "ncclCommSplit(NCCL_SPLIT_NOCOLOR)", deadline, timeout);
+            if (none.getValue() != null) {
+                throw new DistributedException(
+                        "ncclCommSplit(NCCL_SPLIT_NOCOLOR) made a communicator (expected: none)");
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
      * The communicator's asynchronous error: {@code ncclSuccess}, {@code ncclInProgress} or the
      * error that broke it. Does not block.
      *
@@ -418,7 +508,7 @@ final class NcclCommunicator implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "NCCL communicator, rank " + rank + " of " + size + " on GPU " + device;
+        return "NCCL communicator, rank " + rank + " of " + size + " on GPU " + ordinal;
     }
 
     /**

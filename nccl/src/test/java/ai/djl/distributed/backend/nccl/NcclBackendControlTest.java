@@ -23,6 +23,7 @@ import ai.djl.Device;
 import ai.djl.distributed.DistributedException;
 import ai.djl.distributed.ReduceOp;
 import ai.djl.distributed.Work;
+import ai.djl.distributed.backend.Backend;
 import ai.djl.distributed.backend.BackendContext;
 import ai.djl.distributed.store.HashStore;
 import ai.djl.ndarray.types.DataType;
@@ -310,6 +311,49 @@ class NcclBackendControlTest {
                                             List.of(),
                                             false));
             assertTrue(cpu.getMessage().contains("expected: a GPU array"), cpu.getMessage());
+        }
+    }
+
+    @Test
+    void aSubGroupIsSplitOffAnExistingCommunicator() {
+        try (NcclBackend world = backend(0, 2, Duration.ofSeconds(10))) {
+            NcclPlans plans = new NcclPlans(0, 2);
+            TensorView v = view(DataType.FLOAT32, 0x10000, 4);
+            world.runOn(
+                    "broadcast",
+                    Device.gpu(0),
+                    List.of(v),
+                    l -> plans.broadcast(l.get(0), 0),
+                    List.of(v),
+                    false);
+            BackendContext child =
+                    new BackendContext(
+                            new HashStore(),
+                            0,
+                            1,
+                            Device.Type.GPU,
+                            Duration.ofSeconds(10),
+                            Map.of());
+            try (Backend sub = world.split(new int[] {0}, child).orElseThrow()) {
+                assertTrue(
+                        gpu.log().contains("ncclCommSplit(color 0, key 0)"), gpu.log().toString());
+                assertTrue(sub.toString().contains("rank 0 of 1 on GPU 0"), sub.toString());
+                // The split needs no unique id: nothing went through the child's store.
+                assertEquals(1, gpu.log().stream().filter("ncclGetUniqueId"::equals).count());
+            }
+            // Outside a sub-group, this rank still takes part in the split, with no colour.
+            assertTrue(world.split(new int[] {1}, null).isEmpty());
+            assertTrue(gpu.log().contains("ncclCommSplit(color -1, key 0)"), gpu.log().toString());
+        }
+    }
+
+    @Test
+    void beforeTheFirstCollectiveNothingIsSplit() {
+        try (NcclBackend world = backend(0, 2, Duration.ofSeconds(10))) {
+            assertTrue(world.split(new int[] {0}, null).isEmpty());
+            assertTrue(
+                    gpu.log().stream().noneMatch(c -> c.startsWith("ncclCommSplit")),
+                    gpu.log().toString());
         }
     }
 

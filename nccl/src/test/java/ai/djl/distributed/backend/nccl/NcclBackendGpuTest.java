@@ -367,6 +367,29 @@ class NcclBackendGpuTest {
     }
 
     @Test
+    void aSubGroupSplitOffTheWorldReduces() {
+        try (Tensor t = input()) {
+            sum(backend, t).waitFor(); // the world's communicator exists
+            BackendContext child =
+                    new BackendContext(
+                            new HashStore(),
+                            0,
+                            1,
+                            Device.Type.GPU,
+                            Duration.ofSeconds(60),
+                            Map.of());
+            try (NcclBackend sub =
+                    (NcclBackend) backend.split(new int[] {0}, child).orElseThrow()) {
+                run(sub, "allReduce", List.of(t), v -> plans.allReduce(v, ReduceOp.premulSum(2)))
+                        .waitFor();
+                assertArrayEquals(x(2), t.readFloats());
+            }
+            // With no colour, NCCL makes no communicator (and says so with a null).
+            assertTrue(backend.split(new int[] {}, null).isEmpty());
+        }
+    }
+
+    @Test
     void aBadRootIsRefusedWithNcclsText() {
         try (NcclBackend b = world(new HashStore(), 0, 1, Duration.ofSeconds(30), Map.of());
                 Tensor t = input()) {

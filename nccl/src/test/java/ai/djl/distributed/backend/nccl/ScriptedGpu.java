@@ -148,6 +148,13 @@ final class ScriptedGpu {
                     ((IntByReference) a[1]).setValue(e);
                     return 0;
                 });
+        n.put(
+                "ncclCommSplit",
+                a -> {
+                    int color = (Integer) a[1];
+                    ((PointerByReference) a[3]).setValue(color < 0 ? null : new Pointer(COMM + 1));
+                    return log("ncclCommSplit(color " + color + ", key " + a[2] + ")");
+                });
         n.put("ncclCommAbort", a -> log("ncclCommAbort"));
         n.put("ncclCommFinalize", a -> log("ncclCommFinalize"));
         n.put("ncclCommDestroy", a -> log("ncclCommDestroy"));
