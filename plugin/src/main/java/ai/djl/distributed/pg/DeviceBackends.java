@@ -65,7 +65,6 @@ final class DeviceBackends implements AutoCloseable {
                 : byDevice.keySet().iterator().next();
     }
 
-    /** The backend for operations without arrays. */
     /**
      * Returns the backend of a device type.
      *
@@ -76,6 +75,7 @@ final class DeviceBackends implements AutoCloseable {
         return byDevice.get(deviceType);
     }
 
+    /** The backend for operations without arrays. */
     Backend forDefault() {
         return byDevice.get(defaultDeviceType());
     }

@@ -124,14 +124,7 @@ class NcclBackendControlTest {
         store.set("0", id);
         try (NcclBackend b = backend(1, 2, Duration.ofSeconds(10))) {
             NcclPlans plans = new NcclPlans(1, 2);
-            TensorView v = view(DataType.FLOAT32, 0x10000, 4);
-            b.runOn(
-                    "broadcast",
-                    Device.gpu(0),
-                    List.of(v),
-                    l -> plans.broadcast(l.get(0), 0),
-                    List.of(v),
-                    false);
+            broadcast(b, plans);
             assertFalse(gpu.log().contains("ncclGetUniqueId"), gpu.log().toString());
             assertTrue(
                     gpu.log()
@@ -318,14 +311,7 @@ class NcclBackendControlTest {
     void aSubGroupIsSplitOffAnExistingCommunicator() {
         try (NcclBackend world = backend(0, 2, Duration.ofSeconds(10))) {
             NcclPlans plans = new NcclPlans(0, 2);
-            TensorView v = view(DataType.FLOAT32, 0x10000, 4);
-            world.runOn(
-                    "broadcast",
-                    Device.gpu(0),
-                    List.of(v),
-                    l -> plans.broadcast(l.get(0), 0),
-                    List.of(v),
-                    false);
+            broadcast(world, plans);
             BackendContext child =
                     new BackendContext(
                             new HashStore(),
@@ -355,6 +341,17 @@ class NcclBackendControlTest {
                     gpu.log().stream().noneMatch(c -> c.startsWith("ncclCommSplit")),
                     gpu.log().toString());
         }
+    }
+
+    private static Work broadcast(NcclBackend b, NcclPlans plans) {
+        TensorView v = view(DataType.FLOAT32, 0x10000, 4);
+        return b.runOn(
+                "broadcast",
+                Device.gpu(0),
+                List.of(v),
+                l -> plans.broadcast(l.get(0), 0),
+                List.of(v),
+                false);
     }
 
     private static Throwable failureOf(Work w) throws InterruptedException, ExecutionException {
