@@ -96,8 +96,10 @@ final class GroupContext {
             }
         }
         String name;
+        ProcessGroup parent;
         synchronized (this) {
             checkOpen(world);
+            parent = world;
             // Every rank numbers every group, member or not, so names agree across the world.
             name = String.valueOf(nextGroup++);
         }
@@ -107,8 +109,9 @@ final class GroupContext {
         Map<String, Backend> split = new LinkedHashMap<>();
         try {
             for (String device : providers.keySet()) {
-                Backend parent = world.backends().forType(device);
-                parent.split(
+                parent.backends()
+                        .forType(device)
+                        .split(
                                 sorted,
                                 groupRank < 0
                                         ? null
