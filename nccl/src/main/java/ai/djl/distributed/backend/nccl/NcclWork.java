@@ -186,18 +186,7 @@ final class NcclWork implements Work {
     @Override
     public void waitFor(Duration timeout) {
         if (!hostWait) {
-            synchronized (this) {
-                if (!future.isDone()) {
-                    comm.makeCurrent();
-                    int r = cu.cuStreamWaitEvent(NcclCommunicator.LEGACY_STREAM, end, 0);
-                    if (r != CudaResult.SUCCESS.code()) {
-                        throw new DistributedException(
-                                description
-                                        + ": cuStreamWaitEvent -> "
-                                        + NcclRuntime.describe(cu, r));
-                    }
-                }
-            }
+            orderCallersStream();
             throwIfFailed();
             return;
         }
@@ -225,10 +214,39 @@ final class NcclWork implements Work {
         waitFor(timeout);
     }
 
-    /** {@inheritDoc} */
+    /**
+     * {@inheritDoc}
+     *
+     * <p>As PyTorch's CUDA-aware futures: without {@code blockingWait}, the future returned is
+     * complete once the caller's stream waits for the collective, that is at once, unless the work
+     * has already failed; what is chained to it runs DJL operations that the stream orders after
+     * the collective. With {@code blockingWait} it completes when the collective has run. Whether
+     * the GPU has finished it, {@link #isCompleted} tells.
+     */
     @Override
     public CompletableFuture<Void> getFuture() {
-        return future;
+        if (hostWait || !orderCallersStream()) {
+            return future;
+        }
+        return CompletableFuture.completedFuture(null);
+    }
+
+    /**
+     * Makes the caller's stream wait for the collective, unless it is over.
+     *
+     * @return whether it was still pending (the caller's stream now waits for it)
+     */
+    private synchronized boolean orderCallersStream() {
+        if (future.isDone()) {
+            return false;
+        }
+        comm.makeCurrent();
+        int r = cu.cuStreamWaitEvent(NcclCommunicator.LEGACY_STREAM, end, 0);
+        if (r != CudaResult.SUCCESS.code()) {
+            throw new DistributedException(
+                    description + ": cuStreamWaitEvent -> " + NcclRuntime.describe(cu, r));
+        }
+        return true;
     }
 
     private void throwIfFailed() {

@@ -34,7 +34,6 @@ import org.junit.jupiter.api.Timeout;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -354,19 +353,37 @@ class NcclBackendControlTest {
                 false);
     }
 
-    private static Throwable failureOf(Work w) throws InterruptedException, ExecutionException {
-        try {
-            return w.getFuture().handle((v, e) -> e).get(10, TimeUnit.SECONDS);
-        } catch (java.util.concurrent.TimeoutException e) {
-            throw new AssertionError(w + " neither completed nor failed in 10 s", e);
+    /** The failure of a work, once it has one (the watchdog fails it), within 10 s. */
+    private static Throwable failureOf(Work w) {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!w.isCompleted()) {
+            assertTrue(System.nanoTime() < until, w + " neither completed nor failed in 10 s");
+            Thread.onSpinWait();
         }
+        assertFalse(w.isSuccess(), w.toString());
+        return w.getException();
     }
 
     private static void assertCompletesSoon(Work w) {
-        try {
-            w.getFuture().get(5, TimeUnit.SECONDS);
-        } catch (Exception e) {
-            throw new AssertionError(w + " did not complete: " + e, e);
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (!w.isCompleted()) {
+            assertTrue(System.nanoTime() < until, w + " did not complete in 5 s");
+            Thread.onSpinWait();
+        }
+        assertTrue(w.isSuccess(), String.valueOf(w.getException()));
+    }
+
+    @Test
+    void itsFutureIsCompleteOnceTheCallersStreamWaitsAndFailsOnceTheWorkHas() {
+        gpu.eventsComplete = false;
+        try (NcclBackend b = backend(0, 1, Duration.ofMillis(300))) {
+            Work w = sum(b, view(DataType.FLOAT32, 0x10000, 4), ReduceOp.SUM);
+            assertTrue(w.getFuture().isDone() && !w.getFuture().isCompletedExceptionally());
+            assertEquals(
+                    "cuStreamWaitEvent(legacy waits 0x1002)", gpu.log().get(gpu.log().size() - 1));
+            assertFalse(w.isCompleted(), "the GPU has not run it");
+            failureOf(w); // the watchdog's timeout
+            assertTrue(w.getFuture().isCompletedExceptionally());
         }
     }
 }
