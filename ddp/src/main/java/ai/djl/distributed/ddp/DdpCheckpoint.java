@@ -194,7 +194,7 @@ public final class DdpCheckpoint {
             Path file)
             throws IOException {
         try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(body));
-                NDManager m = trainer.getManager().newSubManager()) {
+                NDManager m = trainer.getManager().newSubManager(trainer.getDevice())) {
             if (in.readInt() != MAGIC || in.readInt() != VERSION) {
                 throw new IOException(
                         file + ": not a DDP checkpoint (expected: version " + VERSION + ")");

@@ -266,7 +266,7 @@ public final class DistributedDataParallel extends Trainer {
         if (group.getSize() == 1 || values.length == 0) {
             return values.clone();
         }
-        try (NDManager m = getManager().newSubManager()) {
+        try (NDManager m = getManager().newSubManager(group.getDefaultDevice())) {
             NDArray a = m.create(values);
             group.allReduce(a, ReduceOp.AVG);
             return a.toDoubleArray();
@@ -354,6 +354,12 @@ public final class DistributedDataParallel extends Trainer {
             return;
         }
         layout = DdpLayout.synchronize(group, getModel().getBlock(), this::value);
+        // The buckets live where the gradients are: the training device, which may not be the
+        // model's (a model made on the CPU, trained on GPU LOCAL_RANK).
+        NDManager onDevice =
+                getManager().getDevice().equals(device)
+                        ? getManager()
+                        : getManager().newSubManager(device);
         sync =
                 new GradientSync(
                         group,
@@ -361,7 +367,7 @@ public final class DistributedDataParallel extends Trainer {
                         options,
                         getModel().getBlock(),
                         store,
-                        getManager(),
+                        onDevice,
                         optimizer,
                         this::value,
                         this::recordWait);

@@ -19,7 +19,9 @@ import ai.djl.distributed.ddp.CommHooks;
 import ai.djl.distributed.ddp.DdpCheckpoint;
 import ai.djl.distributed.ddp.DistributedDataParallel;
 import ai.djl.distributed.parallel.DistributedSampler;
+import ai.djl.distributed.pg.Distributed;
 import ai.djl.distributed.pg.ProcessGroup;
+import ai.djl.distributed.pg.ProcessGroups;
 import ai.djl.engine.Engine;
 import ai.djl.metric.Metrics;
 import ai.djl.ndarray.NDManager;
@@ -118,11 +120,23 @@ public final class DdpBasics {
      */
     public static Result runExample(String... args) throws IOException, TranslateException {
         DdpBasicsOptions options = DdpBasicsOptions.parse(args);
-        return ExampleGroup.run(group -> new DdpBasics(options, group).run());
+        // On GPUs as PyTorch users set it up: NCCL for the GPU arrays, the CPU backend for the
+        // rest.
+        String backend = options.device.equals("gpu") ? "cpu:cpu,gpu:nccl" : "cpu";
+        return ExampleGroup.run(
+                backend,
+                ProcessGroups.DEFAULT_TIMEOUT,
+                group -> new DdpBasics(options, group).run());
     }
 
     private Result run() throws IOException, TranslateException {
         Engine.getInstance().setRandomSeed(options.seed);
+        Device device = options.device.equals("gpu") ? Distributed.localDevice() : Device.cpu();
+        if (!device.isGpu() && options.device.equals("gpu")) {
+            throw new IllegalStateException(
+                    "--device gpu: DJL's engine sees no GPU here (expected: a CUDA build of"
+                            + " PyTorch's natives and a GPU)");
+        }
         DistributedSampler trainSampler =
                 DistributedSampler.builder()
                         .setBatchSize(options.batch)
@@ -144,13 +158,13 @@ public final class DdpBasics {
                                 Optimizer.adam()
                                         .optLearningRateTracker(Tracker.fixed(options.lr))
                                         .build())
-                        .optDevices(new Device[] {Device.cpu()})
+                        .optDevices(new Device[] {device})
                         .addTrainingListeners(
                                 options.quiet
                                         ? TrainingListener.Defaults.basic()
                                         : TrainingListener.Defaults.logging());
         try (NDManager manager = NDManager.newBaseManager(Device.cpu());
-                Model model = Model.newInstance("ddp_basics")) {
+                Model model = Model.newInstance("ddp_basics", device)) {
             ArrayDataset train =
                     DdpSpiralData.generate(manager, options.samples, options.seed, trainSampler);
             ArrayDataset validation =

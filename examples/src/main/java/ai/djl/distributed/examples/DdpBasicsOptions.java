@@ -77,6 +77,14 @@ public final class DdpBasicsOptions {
     @Option(names = "--quiet", description = "no progress bar")
     boolean quiet;
 
+    @Option(
+            names = "--device",
+            paramLabel = "TYPE",
+            description =
+                    "cpu (default), or gpu: each rank trains on GPU LOCAL_RANK, gradients"
+                            + " through NCCL (backend cpu:cpu,gpu:nccl)")
+    String device = "cpu";
+
     private DdpBasicsOptions() {}
 
     /**
@@ -96,6 +104,11 @@ public final class DdpBasicsOptions {
         if (!o.hook.equals("allreduce") && !o.hook.equals("fp16")) {
             throw new IllegalArgumentException(
                     "--hook: " + given + " (expected: allreduce or fp16)");
+        }
+        String type = o.device;
+        o.device = type.toLowerCase(Locale.ROOT);
+        if (!o.device.equals("cpu") && !o.device.equals("gpu")) {
+            throw new IllegalArgumentException("--device: " + type + " (expected: cpu or gpu)");
         }
         if (o.resume && o.checkpoint == null) {
             throw new IllegalArgumentException("--resume: no --checkpoint DIR to resume from");

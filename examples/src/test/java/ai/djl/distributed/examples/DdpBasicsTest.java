@@ -16,6 +16,7 @@ package ai.djl.distributed.examples;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
@@ -45,6 +46,26 @@ class DdpBasicsTest {
         DdpBasics.Epoch last = r.epochs().get(2);
         assertTrue(last.validationAccuracy() > 0.8, "validation accuracy " + last);
         assertTrue(last.trainLoss() < r.epochs().get(0).trainLoss(), r.epochs().toString());
+    }
+
+    @Test
+    void theDeviceIsCpuOrGpuAndGpuWithoutOneIsRefusedNamingWhatIsMissing() {
+        IllegalArgumentException bad =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> DdpBasicsOptions.parse("--device", "tpu"));
+        assertEquals("--device: tpu (expected: cpu or gpu)", bad.getMessage());
+        assertEquals("gpu", DdpBasicsOptions.parse("--device", "GPU").device);
+        if (ai.djl.engine.Engine.getInstance().getGpuCount() == 0) {
+            // No GPU (CI): the group's nccl backend says what it looked for, before any training.
+            RuntimeException e =
+                    assertThrows(
+                            RuntimeException.class,
+                            () ->
+                                    DdpBasics.runExample(
+                                            "--device", "gpu", "--epochs", "1", "--quiet"));
+            assertTrue(e.getMessage().contains("the nccl backend cannot run here"), e.getMessage());
+        }
     }
 
     @Test

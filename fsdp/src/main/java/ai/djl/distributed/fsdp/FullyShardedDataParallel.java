@@ -623,6 +623,17 @@ public final class FullyShardedDataParallel extends Trainer {
                 }
             }
             Device d = prepare();
+            Device modelDevice = model.getNDManager().getDevice();
+            if (!modelDevice.equals(d)) {
+                // FSDP shards the model's own arrays in place: they must be where it trains.
+                throw new IllegalArgumentException(
+                        "model: on "
+                                + modelDevice
+                                + " (expected: on "
+                                + d
+                                + ", the device FSDP trains on; make the model there, e.g."
+                                + " Model.newInstance(name, Distributed.localDevice()))");
+            }
             if (!"PyTorch".equals(model.getNDManager().getEngine().getEngineName())) {
                 throw new IllegalArgumentException(
                         "model: engine "

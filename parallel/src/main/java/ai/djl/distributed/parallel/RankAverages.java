@@ -96,7 +96,8 @@ public final class RankAverages {
                 sums[k++] = w;
             }
         }
-        try (NDManager m = manager.newSubManager()) {
+        // On the group's own device for values without one (the CPU where it has a CPU backend).
+        try (NDManager m = manager.newSubManager(group.getDefaultDevice())) {
             NDArray a = m.create(sums);
             group.allReduce(a, ReduceOp.SUM);
             sums = a.toDoubleArray();

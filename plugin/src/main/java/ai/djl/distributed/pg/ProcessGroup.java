@@ -17,6 +17,7 @@ import ai.djl.Device;
 import ai.djl.distributed.ReduceOp;
 import ai.djl.distributed.Work;
 import ai.djl.distributed.backend.CallerWaits;
+import ai.djl.distributed.rendezvous.DistributedEnv;
 import ai.djl.distributed.store.Store;
 import ai.djl.distributed.store.Stores;
 import ai.djl.ndarray.NDArray;
@@ -601,13 +602,18 @@ public final class ProcessGroup implements AutoCloseable {
 
     /**
      * Returns the device that operations without arrays, and object collectives, run on: the CPU
-     * where the group has a CPU backend, else its first device type's device 0.
+     * where the group has a CPU backend, else this worker's device of the group's first device
+     * type, number {@code LOCAL_RANK} (0 when unset), as PyTorch's object collectives use the
+     * current CUDA device that torchrun users set to it.
      *
      * @return the device
      */
     public Device getDefaultDevice() {
         String type = backends.defaultDeviceType();
-        return Device.Type.CPU.equals(type) ? Device.cpu() : Device.of(type, 0);
+        if (Device.Type.CPU.equals(type)) {
+            return Device.cpu();
+        }
+        return Device.of(type, DistributedEnv.fromProcess().getInt("LOCAL_RANK").orElse(0));
     }
 
     /**
