@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
-# PyTorch's own ProcessGroupNCCL at world size 1 on GPU 0: in-place all_reduce (SUM) of float32 and
-# bfloat16 tensors from 4 KiB to 1 GiB. Per size: warm-up, then ITERS calls back to back on the
+# PyTorch's own ProcessGroupNCCL at world size 1 on GPU 0: in-place all_reduce (AVG) of float32 and
+# bfloat16 tensors from 4 KiB to 1 GiB. AVG, because at one rank NCCL skips an in-place SUM
+# altogether (nothing to copy), while AVG runs its scaling kernel over the buffer: the bandwidth
+# figures then measure a kernel, not only the cost of a call. Per size: warm-up, then ITERS calls back to back on the
 # current stream and one synchronize; prints the time per call and the algorithm bandwidth
 # (bytes / time; at one rank NCCL's bus factor 2(n-1)/n is 0, so algbw is the figure compared).
 # Output lines match bench/gpu/RawAllReduceBench's, for bench/gpu/allreduce_bench.sh to pair.
@@ -27,11 +29,11 @@ def main():
                            dtype=dtype, device="cuda")
             iters = iters_small if nbytes <= (1 << 20) else iters_large
             for _ in range(5):
-                dist.all_reduce(t)
+                dist.all_reduce(t, op=dist.ReduceOp.AVG)
             torch.cuda.synchronize()
             t0 = time.perf_counter()
             for _ in range(iters):
-                dist.all_reduce(t)
+                dist.all_reduce(t, op=dist.ReduceOp.AVG)
             torch.cuda.synchronize()
             dt = (time.perf_counter() - t0) / iters
             print(f"allreduce impl=pytorch dtype={name} bytes={nbytes} time_us={dt * 1e6:.2f} "

@@ -61,6 +61,7 @@ public final class NcclBackend implements Backend {
     private final NcclPlans plans;
     private final UniqueIdExchange ids;
     private final boolean blockingWait;
+    private final boolean eager; // the communicator was made at creation: sub-groups split it
     private NcclCommunicator comm; // guarded by this
     private NcclWatchdog watchdog; // guarded by this
     private Device device; // guarded by this
@@ -88,6 +89,7 @@ public final class NcclBackend implements Backend {
         this.plans = new NcclPlans(context.rank(), context.size());
         this.ids = new UniqueIdExchange(context.store(), context.rank(), context.timeout());
         this.blockingWait = blockingWait;
+        this.eager = eagerDevice != null;
         if (eagerDevice != null) {
             communicator(Device.gpu(eagerDevice), "the eager communicator");
         }
@@ -337,6 +339,7 @@ public final class NcclBackend implements Backend {
                     broken);
         }
         String description = NcclOps.BACKEND + " " + what + " (rank " + context.rank() + ")";
+        c.makeCurrent(); // the work's events belong to the communicator's context
         NcclWork work =
                 new NcclWork(description, c, keep, context.timeout(), hostWait || blockingWait);
         try {
@@ -347,6 +350,9 @@ public final class NcclBackend implements Backend {
                             ? de
                             : new DistributedException(description + " failed: " + e, e);
             work.fail(f);
+            // A call NCCL refused, or one still in progress at the deadline, leaves a
+            // non-blocking communicator in error or busy: no later call may rely on it.
+            dog.breakWith(f);
             throw e;
         }
         dog.watch(work);
@@ -413,28 +419,40 @@ public final class NcclBackend implements Backend {
     /**
      * {@inheritDoc}
      *
-     * <p>As PyTorch's {@code new_group}: only a communicator that exists is split ({@code
-     * ncclCommSplit}, colour the sub-group's first rank, key the rank in it); ranks outside the
-     * sub-group take part with {@code NCCL_SPLIT_NOCOLOR}. Before this group's first collective
-     * there is nothing to split on any rank, and the sub-group makes its own communicator through
-     * its store on its first collective.
+     * <p>As PyTorch's {@code new_group}: only a communicator created eagerly (the {@code device}
+     * option, PyTorch's {@code device_id}) is split ({@code ncclCommSplit}, colour the sub-group's
+     * first rank, key the rank in it); ranks outside the sub-group take part with {@code
+     * NCCL_SPLIT_NOCOLOR}. The condition is an option, the same on every rank, rather than whether
+     * this rank has run a collective yet, so that every rank decides alike. Otherwise the sub-group
+     * makes its own communicator through its store on its first collective.
      */
     @Override
     public Optional<Backend> split(int[] members, BackendContext child) {
         NcclCommunicator parent;
+        NcclWatchdog dog;
         synchronized (this) {
-            parent = closed ? null : comm;
+            parent = closed || !eager ? null : comm;
+            dog = watchdog;
         }
         if (parent == null) {
             return Optional.empty();
         }
-        if (child == null) {
-            parent.splitOff(context.timeout());
-            return Optional.empty();
+        try {
+            if (child == null) {
+                parent.splitOff(context.timeout());
+                return Optional.empty();
+            }
+            NcclCommunicator sub =
+                    parent.split(runtime, members[0], child.rank(), child.size(), child.timeout());
+            return Optional.of(new NcclBackend(this, child, sub));
+        } catch (RuntimeException e) {
+            // A split that failed or timed out leaves the parent busy or in error.
+            dog.breakWith(
+                    e instanceof DistributedException de
+                            ? de
+                            : new DistributedException("newGroup: ncclCommSplit failed: " + e, e));
+            throw e;
         }
-        NcclCommunicator sub =
-                parent.split(runtime, members[0], child.rank(), child.size(), child.timeout());
-        return Optional.of(new NcclBackend(this, child, sub));
     }
 
     private Device guessDevice() {

@@ -250,10 +250,12 @@ final class NcclCommunicator implements AutoCloseable {
             cuda(cu, cu.cuEventRecord(start, LEGACY_STREAM), "cuEventRecord");
             cuda(cu, cu.cuStreamWaitEvent(stream, start, 0), "cuStreamWaitEvent");
             List<Integer> premul = new ArrayList<>(0);
+            boolean grouped = plan.size() > 1;
+            boolean open = false; // a group started and not yet ended on this thread
             try {
-                boolean grouped = plan.size() > 1;
                 if (grouped) {
                     check(nccl.ncclGroupStart(), "ncclGroupStart", what);
+                    open = true;
                 }
                 for (NcclCall call : plan) {
                     int r = enqueue(call, c, premul);
@@ -264,9 +266,15 @@ final class NcclCommunicator implements AutoCloseable {
                     }
                 }
                 if (grouped) {
+                    open = false;
                     settle(nccl.ncclGroupEnd(), "ncclGroupEnd of " + what, deadline, timeout);
                 }
             } finally {
+                if (open) {
+                    // NCCL's group depth is per thread: left open, every later call on this
+                    // thread would only be queued, and never run.
+                    nccl.ncclGroupEnd();
+                }
                 // An operator may go once the last call naming it has returned.
                 for (int op : premul) {
                     nccl.ncclRedOpDestroy(op, c);
@@ -353,6 +361,7 @@ final class NcclCommunicator implements AutoCloseable {
      * @return the sub-group's communicator
      */
     NcclCommunicator split(NcclRuntime runtime, int color, int key, int size, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
         lock.lock();
         try {
             Pointer c = open("newGroup");
@@ -361,7 +370,24 @@ final class NcclCommunicator implements AutoCloseable {
                     ordinal,
                     key,
                     size,
-                    (out, config) -> nccl.ncclCommSplit(c, color, key, out, config),
+                    (out, config) -> {
+                        // On a non-blocking parent NCCL sets *newcomm later, from its own thread,
+                        // and the split's progress is the parent's: wait on the parent, then read
+                        // the child (out stays referenced until then).
+                        int r = nccl.ncclCommSplit(c, color, key, out, config);
+                        settle(r, "ncclCommSplit", deadline, timeout);
+                        if (out.getValue() == null) {
+                            throw new DistributedException(
+                                    "ncclCommSplit(color "
+                                            + color
+                                            + ") made no communicator (rank "
+                                            + rank
+                                            + " of "
+                                            + this.size
+                                            + ")");
+                        }
+                        return NcclResult.SUCCESS.code();
+                    },
                     "ncclCommSplit",
                     timeout);
         } finally {
@@ -396,13 +422,17 @@ final class NcclCommunicator implements AutoCloseable {
     }
 
     /**
-     * The communicator's asynchronous error: {@code ncclSuccess}, {@code ncclInProgress} or the
-     * error that broke it. Does not block.
+     * The communicator's asynchronous error: {@code ncclSuccess}, {@code ncclInProgress} (also
+     * while another thread is inside a call on it) or the error that broke it. Does not block.
      *
      * @return the result code, or -1 once the communicator is gone
      */
     int asyncError() {
-        lock.lock();
+        // A thread inside a call on this communicator is polling the same state, bounded by its
+        // own deadline: the watchdog does not wait for it.
+        if (!lock.tryLock()) {
+            return NcclResult.IN_PROGRESS.code();
+        }
         try {
             if (comm == null) {
                 return -1;

@@ -25,12 +25,13 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * World-size-1 all-reduce (SUM, in place) through the {@code nccl} backend itself, on tensors of
- * the machine's libtorch, timed as {@code bench/gpu/torch_allreduce.py} times PyTorch's {@code
- * ProcessGroupNCCL}: each call enqueues and waits as {@code dist.all_reduce} does (the caller's
- * stream waits for the collective), a run of calls back to back, one synchronize. The cost per call
- * includes the tensor's view through the shim, the events, the ordering and the watchdog's work.
- * Run by {@code bench/gpu/allreduce_bench.sh} from the GPU kit.
+ * World-size-1 all-reduce (AVG, in place: at one rank NCCL skips a SUM but runs AVG's kernel)
+ * through the {@code nccl} backend itself, on tensors of the machine's libtorch, timed as {@code
+ * bench/gpu/torch_allreduce.py} times PyTorch's {@code ProcessGroupNCCL}: each call enqueues and
+ * waits as {@code dist.all_reduce} does (the caller's stream waits for the collective), a run of
+ * calls back to back, one synchronize. The cost per call includes the tensor's view through the
+ * shim, the events, the ordering and the watchdog's work. Run by {@code
+ * bench/gpu/allreduce_bench.sh} from the GPU kit.
  */
 public final class BackendAllReduceBench {
 
@@ -70,7 +71,7 @@ public final class BackendAllReduceBench {
                                                     "allReduce",
                                                     gpu.gpu(),
                                                     List.of(v),
-                                                    l -> plans.allReduce(l, ReduceOp.SUM),
+                                                    l -> plans.allReduce(l, ReduceOp.AVG),
                                                     List.of(t),
                                                     false);
                                     w.waitFor();

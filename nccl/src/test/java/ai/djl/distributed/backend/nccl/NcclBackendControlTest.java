@@ -50,11 +50,15 @@ class NcclBackendControlTest {
     private final HashStore store = new HashStore();
 
     private NcclBackend backend(int rank, int size, Duration timeout) {
+        return backend(rank, size, timeout, Map.of());
+    }
+
+    private NcclBackend backend(int rank, int size, Duration timeout, Map<String, String> options) {
         return (NcclBackend)
                 new NcclBackendProvider(gpu::runtime)
                         .create(
                                 new BackendContext(
-                                        store, rank, size, Device.Type.GPU, timeout, Map.of()));
+                                        store, rank, size, Device.Type.GPU, timeout, options));
     }
 
     private static TensorView view(DataType type, long address, long n) {
@@ -307,10 +311,9 @@ class NcclBackendControlTest {
     }
 
     @Test
-    void aSubGroupIsSplitOffAnExistingCommunicator() {
-        try (NcclBackend world = backend(0, 2, Duration.ofSeconds(10))) {
-            NcclPlans plans = new NcclPlans(0, 2);
-            broadcast(world, plans);
+    void aSubGroupIsSplitOffAnEagerCommunicator() {
+        try (NcclBackend world = backend(0, 2, Duration.ofSeconds(10), Map.of("device", "0"))) {
+            assertTrue(gpu.log().contains("ncclGetUniqueId"), "made at creation");
             BackendContext child =
                     new BackendContext(
                             new HashStore(),
@@ -325,6 +328,8 @@ class NcclBackendControlTest {
                 assertTrue(sub.toString().contains("rank 0 of 1 on GPU 0"), sub.toString());
                 // The split needs no unique id: nothing went through the child's store.
                 assertEquals(1, gpu.log().stream().filter("ncclGetUniqueId"::equals).count());
+                // The child's handle came from the parent's polling, after the call returned.
+                broadcast((NcclBackend) sub, new NcclPlans(0, 1)).waitFor();
             }
             // Outside a sub-group, this rank still takes part in the split, with no colour.
             assertTrue(world.split(new int[] {1}, null).isEmpty());
@@ -333,12 +338,70 @@ class NcclBackendControlTest {
     }
 
     @Test
-    void beforeTheFirstCollectiveNothingIsSplit() {
+    void aLazyCommunicatorIsNotSplitEvenOnceItExists() {
+        // Whether a rank has run a collective yet may differ across ranks; an option does not.
         try (NcclBackend world = backend(0, 2, Duration.ofSeconds(10))) {
             assertTrue(world.split(new int[] {0}, null).isEmpty());
+            broadcast(world, new NcclPlans(0, 2));
+            assertTrue(world.split(new int[] {1}, null).isEmpty());
             assertTrue(
                     gpu.log().stream().noneMatch(c -> c.startsWith("ncclCommSplit")),
                     gpu.log().toString());
+        }
+    }
+
+    @Test
+    void aCallRefusedInsideAGroupEndsTheGroupAndBreaksTheCommunicator() {
+        gpu.failingCount = 13;
+        try (NcclBackend b = backend(0, 1, Duration.ofSeconds(10))) {
+            NcclPlans plans = new NcclPlans(0, 1);
+            TensorView x = view(DataType.FLOAT32, 0x10000, 4);
+            TensorView y = view(DataType.FLOAT32, 0x20000, 13);
+            DistributedException e =
+                    assertThrows(
+                            DistributedException.class,
+                            () ->
+                                    b.runOn(
+                                            "allReduce",
+                                            Device.gpu(0),
+                                            List.of(x, y),
+                                            l -> plans.allReduce(l, ReduceOp.SUM),
+                                            List.of(),
+                                            false));
+            assertTrue(
+                    e.getMessage().contains("ncclAllReduce -> ncclInvalidArgument"),
+                    e.getMessage());
+            List<String> log = gpu.log();
+            int start = log.indexOf("ncclGroupStart");
+            // NCCL's group depth is per thread: left open, this thread's later calls never run.
+            assertEquals("ncclGroupEnd", log.get(start + 3), log.toString());
+            assertTrue(log.contains("ncclCommAbort"), log.toString());
+            DistributedException later =
+                    assertThrows(DistributedException.class, () -> sum(b, x, ReduceOp.SUM));
+            assertTrue(later.getMessage().contains("aborted earlier"), later.getMessage());
+        }
+    }
+
+    @Test
+    void aCollectiveFromAFreshThreadMakesTheContextCurrentFirst() throws Exception {
+        try (NcclBackend b = backend(0, 1, Duration.ofSeconds(10))) {
+            sum(b, view(DataType.FLOAT32, 0x10000, 4), ReduceOp.SUM).waitFor();
+            // Another thread, with no current context (the driver refuses events there).
+            java.util.concurrent.atomic.AtomicReference<Throwable> failure =
+                    new java.util.concurrent.atomic.AtomicReference<>();
+            Thread t =
+                    new Thread(
+                            () -> {
+                                try {
+                                    sum(b, view(DataType.FLOAT32, 0x10000, 4), ReduceOp.SUM)
+                                            .waitFor();
+                                } catch (Throwable e) {
+                                    failure.set(e);
+                                }
+                            });
+            t.start();
+            t.join(10_000);
+            assertEquals(null, failure.get());
         }
     }
 

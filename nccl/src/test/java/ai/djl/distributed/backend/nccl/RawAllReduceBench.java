@@ -17,11 +17,12 @@ import com.sun.jna.Pointer;
 import com.sun.jna.ptr.LongByReference;
 
 /**
- * NCCL's in-place all-reduce (SUM) at world size 1 through this module's JNA bindings on raw device
- * buffers, float32 and bfloat16, 4 KiB to 1 GiB, timed as {@code bench/gpu/torch_allreduce.py}
- * times PyTorch's {@code ProcessGroupNCCL}: warm-up, then a run of calls back to back on one stream
- * and one synchronize. It measures the bindings' cost per call (JNA's), the floor under the backend
- * that is still to come; run by {@code bench/gpu/allreduce_bench.sh} from the GPU kit.
+ * NCCL's in-place all-reduce (AVG, which runs a kernel at one rank where SUM is skipped) at world
+ * size 1 through this module's JNA bindings on raw device buffers, float32 and bfloat16, 4 KiB to 1
+ * GiB, timed as {@code bench/gpu/torch_allreduce.py} times PyTorch's {@code ProcessGroupNCCL}:
+ * warm-up, then a run of calls back to back on one stream and one synchronize. It measures the
+ * bindings' cost per call (JNA's), the floor under the backend that is still to come; run by {@code
+ * bench/gpu/allreduce_bench.sh} from the GPU kit.
  */
 public final class RawAllReduceBench {
 
@@ -75,7 +76,7 @@ public final class RawAllReduceBench {
     private static void launch(GpuWorld w, Pointer p, long count, NcclDataType type) {
         w.checkNccl(
                 w.nccl.ncclAllReduce(
-                        p, p, count, type.code(), NcclRedOp.SUM.code(), w.comm, w.stream),
+                        p, p, count, type.code(), NcclRedOp.AVG.code(), w.comm, w.stream),
                 "ncclAllReduce");
     }
 }

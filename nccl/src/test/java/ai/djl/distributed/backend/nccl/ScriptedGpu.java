@@ -49,6 +49,9 @@ final class ScriptedGpu {
     volatile int initPolls; // async-error polls answering ncclInProgress after init
     volatile int asyncError; // what ncclCommGetAsyncError reports once init is done
     volatile String lastError = "";
+    volatile long failingCount = -1; // an ncclAllReduce of this count answers ncclInvalidArgument
+    private PointerByReference pendingSplit; // guarded by this: set when the parent is polled
+    private final ThreadLocal<Pointer> current = new ThreadLocal<>();
     private long nextEvent = 0x1001;
     final CudaDriver cuda;
     final NcclLibrary nccl;
@@ -63,7 +66,12 @@ final class ScriptedGpu {
                     return log("cuDevicePrimaryCtxRetain");
                 });
         cu.put("cuDevicePrimaryCtxRelease_v2", a -> log("cuDevicePrimaryCtxRelease"));
-        cu.put("cuCtxSetCurrent", a -> 0);
+        cu.put(
+                "cuCtxSetCurrent",
+                a -> {
+                    current.set((Pointer) a[0]);
+                    return 0;
+                });
         cu.put(
                 "cuStreamCreate",
                 a -> {
@@ -81,6 +89,9 @@ final class ScriptedGpu {
         cu.put(
                 "cuEventCreate",
                 a -> {
+                    if (current.get() == null) {
+                        return CudaResult.INVALID_CONTEXT.code(); // as the driver, off-context
+                    }
                     long e;
                     synchronized (this) {
                         e = nextEvent++;
@@ -143,6 +154,10 @@ final class ScriptedGpu {
                             e = NcclResult.IN_PROGRESS.code();
                         } else {
                             e = asyncError;
+                            if (pendingSplit != null) {
+                                pendingSplit.setValue(new Pointer(COMM + 1));
+                                pendingSplit = null;
+                            }
                         }
                     }
                     ((IntByReference) a[1]).setValue(e);
@@ -151,9 +166,17 @@ final class ScriptedGpu {
         n.put(
                 "ncclCommSplit",
                 a -> {
+                    // As NCCL on a non-blocking parent: *newcomm is NULL now, set later; the
+                    // parent reports the progress.
                     int color = (Integer) a[1];
-                    ((PointerByReference) a[3]).setValue(color < 0 ? null : new Pointer(COMM + 1));
-                    return log("ncclCommSplit(color " + color + ", key " + a[2] + ")");
+                    PointerByReference out = (PointerByReference) a[3];
+                    out.setValue(null);
+                    synchronized (this) {
+                        pendingSplit = color < 0 ? null : out;
+                        initPolls = Math.max(initPolls, 2);
+                    }
+                    log("ncclCommSplit(color " + color + ", key " + a[2] + ")");
+                    return NcclResult.IN_PROGRESS.code();
                 });
         n.put("ncclCommAbort", a -> log("ncclCommAbort"));
         n.put("ncclCommFinalize", a -> log("ncclCommFinalize"));
@@ -164,17 +187,19 @@ final class ScriptedGpu {
         n.put("ncclGroupEnd", a -> log("ncclGroupEnd"));
         n.put(
                 "ncclAllReduce",
-                a ->
-                        log(
-                                "ncclAllReduce(count "
-                                        + a[2]
-                                        + ", type "
-                                        + a[3]
-                                        + ", op "
-                                        + a[4]
-                                        + ", on "
-                                        + h(a[6])
-                                        + ")"));
+                a -> {
+                    log(
+                            "ncclAllReduce(count "
+                                    + a[2]
+                                    + ", type "
+                                    + a[3]
+                                    + ", op "
+                                    + a[4]
+                                    + ", on "
+                                    + h(a[6])
+                                    + ")");
+                    return (Long) a[2] == failingCount ? NcclResult.INVALID_ARGUMENT.code() : 0;
+                });
         n.put(
                 "ncclBroadcast",
                 a ->
