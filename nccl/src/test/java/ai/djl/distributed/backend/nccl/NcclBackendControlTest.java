@@ -219,13 +219,7 @@ class NcclBackendControlTest {
             NcclPlans plans = new NcclPlans(0, 1);
             TensorView x = view(DataType.FLOAT32, 0x10000, 4);
             TensorView y = view(DataType.FLOAT32, 0x20000, 4);
-            b.runOn(
-                    "allReduce",
-                    Device.gpu(0),
-                    List.of(x, y),
-                    l -> plans.allReduce(l, ReduceOp.SUM),
-                    List.of(),
-                    false);
+            sumBoth(b, x, y);
             List<String> log = gpu.log();
             int s = log.indexOf("ncclGroupStart");
             assertEquals(
@@ -358,16 +352,7 @@ class NcclBackendControlTest {
             TensorView x = view(DataType.FLOAT32, 0x10000, 4);
             TensorView y = view(DataType.FLOAT32, 0x20000, 13);
             DistributedException e =
-                    assertThrows(
-                            DistributedException.class,
-                            () ->
-                                    b.runOn(
-                                            "allReduce",
-                                            Device.gpu(0),
-                                            List.of(x, y),
-                                            l -> plans.allReduce(l, ReduceOp.SUM),
-                                            List.of(),
-                                            false));
+                    assertThrows(DistributedException.class, () -> sumBoth(b, x, y));
             assertTrue(
                     e.getMessage().contains("ncclAllReduce -> ncclInvalidArgument"),
                     e.getMessage());
@@ -403,6 +388,18 @@ class NcclBackendControlTest {
             t.join(10_000);
             assertEquals(null, failure.get());
         }
+    }
+
+    /** One all-reduce (SUM) of two arrays: one NCCL group. */
+    private static Work sumBoth(NcclBackend b, TensorView x, TensorView y) {
+        NcclPlans plans = new NcclPlans(0, 1);
+        return b.runOn(
+                "allReduce",
+                Device.gpu(0),
+                List.of(x, y),
+                l -> plans.allReduce(l, ReduceOp.SUM),
+                List.of(),
+                false);
     }
 
     private static Work broadcast(NcclBackend b, NcclPlans plans) {
