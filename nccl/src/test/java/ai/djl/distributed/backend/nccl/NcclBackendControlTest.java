@@ -348,7 +348,6 @@ class NcclBackendControlTest {
     void aCallRefusedInsideAGroupEndsTheGroupAndBreaksTheCommunicator() {
         gpu.failingCount = 13;
         try (NcclBackend b = backend(0, 1, Duration.ofSeconds(10))) {
-            NcclPlans plans = new NcclPlans(0, 1);
             TensorView x = view(DataType.FLOAT32, 0x10000, 4);
             TensorView y = view(DataType.FLOAT32, 0x20000, 13);
             DistributedException e =
