@@ -18,11 +18,9 @@ import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.types.DataType;
 import ai.djl.util.NativeResource;
 
+import com.sun.jna.Memory;
 import com.sun.jna.Native;
 import com.sun.jna.Pointer;
-import com.sun.jna.ptr.IntByReference;
-import com.sun.jna.ptr.LongByReference;
-import com.sun.jna.ptr.PointerByReference;
 
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -45,6 +43,19 @@ public final class DevicePointers {
     private static final String LIBTORCH = "libtorch_cpu.so";
 
     private static volatile DevicePointers instance;
+
+    // Slots of the per-thread block the shim's getters answer in (int answers in the low bytes).
+    private static final long DATA = 0;
+    private static final long DEVICE_TYPE = 8;
+    private static final long DEVICE_INDEX = 16;
+    private static final long DTYPE = 24;
+    private static final long NUMEL = 32;
+    private static final long DIM = 40;
+    private static final long OFFSET = 48;
+    private static final long SIZES = 56;
+    private static final long STRIDES = 64;
+    private static final ThreadLocal<Memory> SCRATCH =
+            ThreadLocal.withInitial(() -> new Memory(72));
 
     private final TorchShim shim;
     private final int cpu;
@@ -130,43 +141,39 @@ public final class DevicePointers {
      * @throws IllegalStateException if a shim call fails
      */
     TensorView view(Pointer t, Supplier<String> what) {
-        PointerByReference data = new PointerByReference();
-        check(shim.aoti_torch_get_data_ptr(t, data), "aoti_torch_get_data_ptr", what);
-        IntByReference deviceType = new IntByReference();
-        check(shim.aoti_torch_get_device_type(t, deviceType), "aoti_torch_get_device_type", what);
-        IntByReference deviceIndex = new IntByReference();
-        check(shim.aoti_torch_get_device_index(t, deviceIndex), "get_device_index", what);
-        IntByReference dtype = new IntByReference();
-        check(shim.aoti_torch_get_dtype(t, dtype), "aoti_torch_get_dtype", what);
-        LongByReference numel = new LongByReference();
-        check(shim.aoti_torch_get_numel(t, numel), "aoti_torch_get_numel", what);
-        LongByReference dim = new LongByReference();
-        check(shim.aoti_torch_get_dim(t, dim), "aoti_torch_get_dim", what);
-        LongByReference offset = new LongByReference();
-        check(shim.aoti_torch_get_storage_offset(t, offset), "get_storage_offset", what);
-        int n = (int) dim.getValue();
+        Memory out = SCRATCH.get(); // one slot per answer, 8 bytes each
+        check(shim.aoti_torch_get_data_ptr(t, out.share(DATA)), "aoti_torch_get_data_ptr", what);
+        check(shim.aoti_torch_get_device_type(t, out.share(DEVICE_TYPE)), "get_device_type", what);
+        check(
+                shim.aoti_torch_get_device_index(t, out.share(DEVICE_INDEX)),
+                "get_device_index",
+                what);
+        check(shim.aoti_torch_get_dtype(t, out.share(DTYPE)), "aoti_torch_get_dtype", what);
+        check(shim.aoti_torch_get_numel(t, out.share(NUMEL)), "aoti_torch_get_numel", what);
+        check(shim.aoti_torch_get_dim(t, out.share(DIM)), "aoti_torch_get_dim", what);
+        check(shim.aoti_torch_get_storage_offset(t, out.share(OFFSET)), "get_storage_offset", what);
+        int n = (int) out.getLong(DIM);
         long[] shape = new long[n];
         long[] strides = new long[n];
         if (n > 0) {
             // Borrowed from the tensor: copied out at once.
-            PointerByReference sizes = new PointerByReference();
-            check(shim.aoti_torch_get_sizes(t, sizes), "aoti_torch_get_sizes", what);
-            sizes.getValue().read(0, shape, 0, n);
-            PointerByReference steps = new PointerByReference();
-            check(shim.aoti_torch_get_strides(t, steps), "aoti_torch_get_strides", what);
-            steps.getValue().read(0, strides, 0, n);
+            check(shim.aoti_torch_get_sizes(t, out.share(SIZES)), "aoti_torch_get_sizes", what);
+            out.getPointer(SIZES).read(0, shape, 0, n);
+            check(shim.aoti_torch_get_strides(t, out.share(STRIDES)), "get_strides", what);
+            out.getPointer(STRIDES).read(0, strides, 0, n);
         }
-        int type = deviceType.getValue();
+        int type = out.getInt(DEVICE_TYPE);
         String djlType =
                 type == cpu ? Device.Type.CPU : type == cuda ? Device.Type.GPU : "torch:" + type;
+        int dtype = out.getInt(DTYPE);
         return new TensorView(
-                Pointer.nativeValue(data.getValue()),
+                out.getLong(DATA),
                 djlType,
-                deviceIndex.getValue(),
-                types.get(dtype.getValue()),
-                dtype.getValue(),
-                numel.getValue(),
-                offset.getValue(),
+                out.getInt(DEVICE_INDEX),
+                types.get(dtype),
+                dtype,
+                out.getLong(NUMEL),
+                out.getLong(OFFSET),
                 shape,
                 strides);
     }

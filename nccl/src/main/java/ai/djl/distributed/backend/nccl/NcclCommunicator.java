@@ -30,6 +30,7 @@ import com.sun.jna.ptr.LongByReference;
 import com.sun.jna.ptr.PointerByReference;
 
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
@@ -63,6 +64,8 @@ final class NcclCommunicator implements AutoCloseable {
     private final ReentrantLock lock = new ReentrantLock();
     private Pointer comm; // guarded by lock; null once aborted or closed
     private boolean freed; // guarded by lock: the stream, scratch and context are gone
+    private final ArrayDeque<Pointer> events = new ArrayDeque<>(); // guarded by itself: reusable
+    private boolean eventsClosed; // guarded by events
 
     private NcclCommunicator(
             NcclLibrary nccl,
@@ -227,6 +230,41 @@ final class NcclCommunicator implements AutoCloseable {
 
     CudaDriver driver() {
         return cu;
+    }
+
+    /**
+     * An event for a collective (without timing, as PyTorch's): a completed one again where there
+     * is one, since making one per collective costs a driver call and native memory. The caller has
+     * made the context current.
+     *
+     * @return the event
+     */
+    Pointer takeEvent() {
+        synchronized (events) {
+            Pointer e = events.pollFirst();
+            if (e != null) {
+                return e;
+            }
+        }
+        PointerByReference made = new PointerByReference();
+        cuda(cu, cu.cuEventCreate(made, CudaDriver.EVENT_DISABLE_TIMING), "cuEventCreate");
+        return made.getValue();
+    }
+
+    /**
+     * Takes back an event of a collective.
+     *
+     * @param event the event
+     * @param completed whether its work completed (else, failed or aborted, it is destroyed)
+     */
+    void giveBack(Pointer event, boolean completed) {
+        synchronized (events) {
+            if (completed && !eventsClosed) {
+                events.push(event);
+                return;
+            }
+        }
+        cu.cuEventDestroy_v2(event);
     }
 
     /**
@@ -520,6 +558,12 @@ final class NcclCommunicator implements AutoCloseable {
         try {
             if (comm == null && !freed) {
                 freed = true;
+                synchronized (events) {
+                    eventsClosed = true;
+                    for (Pointer e; (e = events.poll()) != null; ) {
+                        cu.cuEventDestroy_v2(e);
+                    }
+                }
                 cu.cuMemFree_v2(scratch);
                 cu.cuStreamDestroy_v2(stream);
                 cu.cuDevicePrimaryCtxRelease_v2(device);

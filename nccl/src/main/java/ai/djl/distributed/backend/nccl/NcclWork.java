@@ -17,7 +17,6 @@ import ai.djl.distributed.DistributedException;
 import ai.djl.distributed.Work;
 
 import com.sun.jna.Pointer;
-import com.sun.jna.ptr.PointerByReference;
 
 import java.time.Duration;
 import java.util.List;
@@ -70,23 +69,13 @@ final class NcclWork implements Work {
         this.timeout = timeout;
         this.deadline = System.nanoTime() + timeout.toNanos();
         this.hostWait = hostWait;
-        this.start = event();
+        this.start = comm.takeEvent();
         try {
-            this.end = event();
+            this.end = comm.takeEvent();
         } catch (RuntimeException e) {
-            cu.cuEventDestroy_v2(start);
+            comm.giveBack(start, false);
             throw e;
         }
-    }
-
-    private Pointer event() {
-        PointerByReference e = new PointerByReference();
-        int r = cu.cuEventCreate(e, CudaDriver.EVENT_DISABLE_TIMING);
-        if (r != CudaResult.SUCCESS.code()) {
-            throw new DistributedException(
-                    description + ": cuEventCreate -> " + NcclRuntime.describe(cu, r));
-        }
-        return e.getValue();
     }
 
     synchronized Pointer startEvent() {
@@ -120,7 +109,7 @@ final class NcclWork implements Work {
             return false;
         }
         if (r == CudaResult.SUCCESS.code()) {
-            release();
+            release(true);
             future.complete(null);
         } else {
             fail(
@@ -137,15 +126,16 @@ final class NcclWork implements Work {
      */
     synchronized void fail(DistributedException failure) {
         if (!future.isDone()) {
-            release();
+            release(false);
             future.completeExceptionally(failure);
         }
     }
 
-    private void release() {
+    /** Drops the arrays; the events go back for reuse once both have completed, else away. */
+    private void release(boolean completed) {
         if (start != null) {
-            cu.cuEventDestroy_v2(start);
-            cu.cuEventDestroy_v2(end);
+            comm.giveBack(start, completed);
+            comm.giveBack(end, completed);
             start = null;
             end = null;
         }

@@ -15,8 +15,6 @@ package ai.djl.distributed.backend.nccl;
 
 import com.sun.jna.Library;
 import com.sun.jna.Pointer;
-import com.sun.jna.ptr.IntByReference;
-import com.sun.jna.ptr.LongByReference;
 import com.sun.jna.ptr.PointerByReference;
 
 /**
@@ -33,23 +31,26 @@ import com.sun.jna.ptr.PointerByReference;
 @SuppressWarnings("checkstyle:MethodName")
 interface TorchShim extends Library {
 
-    int aoti_torch_get_data_ptr(Pointer tensor, PointerByReference ret);
+    // The getters write their answer at {@code ret}: a slot of one reused block (DevicePointers'
+    // scratch), since a JNA ByReference per answer allocates native memory on every call.
 
-    int aoti_torch_get_device_type(Pointer tensor, IntByReference ret);
+    int aoti_torch_get_data_ptr(Pointer tensor, Pointer ret);
 
-    int aoti_torch_get_device_index(Pointer tensor, IntByReference ret);
+    int aoti_torch_get_device_type(Pointer tensor, Pointer ret);
 
-    int aoti_torch_get_dtype(Pointer tensor, IntByReference ret);
+    int aoti_torch_get_device_index(Pointer tensor, Pointer ret);
 
-    int aoti_torch_get_numel(Pointer tensor, LongByReference ret);
+    int aoti_torch_get_dtype(Pointer tensor, Pointer ret);
 
-    int aoti_torch_get_dim(Pointer tensor, LongByReference ret);
+    int aoti_torch_get_numel(Pointer tensor, Pointer ret);
 
-    int aoti_torch_get_sizes(Pointer tensor, PointerByReference ret);
+    int aoti_torch_get_dim(Pointer tensor, Pointer ret);
 
-    int aoti_torch_get_strides(Pointer tensor, PointerByReference ret);
+    int aoti_torch_get_sizes(Pointer tensor, Pointer ret);
 
-    int aoti_torch_get_storage_offset(Pointer tensor, LongByReference ret);
+    int aoti_torch_get_strides(Pointer tensor, Pointer ret);
+
+    int aoti_torch_get_storage_offset(Pointer tensor, Pointer ret);
 
     int aoti_torch_device_type_cpu();
 
