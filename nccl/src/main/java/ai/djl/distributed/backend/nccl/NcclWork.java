@@ -191,6 +191,11 @@ final class NcclWork implements Work {
                                 + timeout
                                 + " (it keeps running)");
             }
+            if (Thread.currentThread().isInterrupted()) {
+                // The flag stays set; the collective keeps running (the watchdog bounds it).
+                throw new DistributedException(
+                        "interrupted while waiting for " + description + " (it keeps running)");
+            }
             if (++polls > 1000) {
                 LockSupport.parkNanos(polls > 100_000 ? 1_000_000 : 10_000);
             }

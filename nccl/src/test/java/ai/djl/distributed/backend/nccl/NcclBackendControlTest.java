@@ -337,6 +337,41 @@ class NcclBackendControlTest {
     }
 
     @Test
+    void withBlockingWaitTheHostWaitsBoundedAndInterruptible() {
+        gpu.eventsComplete = false;
+        try (NcclBackend b =
+                backend(0, 1, Duration.ofSeconds(30), Map.of("blockingWait", "true"))) {
+            Work w = sum(b, view(DataType.FLOAT32, 0x10000, 4), ReduceOp.SUM);
+            long t0 = System.nanoTime();
+            DistributedException late =
+                    assertThrows(
+                            DistributedException.class, () -> w.waitFor(Duration.ofMillis(200)));
+            assertTrue(
+                    late.getMessage().endsWith("did not complete within PT0.2S (it keeps running)"),
+                    late.getMessage());
+            assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(5));
+            assertFalse(
+                    gpu.log().contains("cuStreamWaitEvent(legacy waits 0x1002)"), "no stream wait");
+            Thread.currentThread().interrupt();
+            try {
+                DistributedException interrupted =
+                        assertThrows(DistributedException.class, w::waitFor);
+                assertTrue(
+                        interrupted
+                                .getMessage()
+                                .startsWith("interrupted while waiting for nccl allReduce"),
+                        interrupted.getMessage());
+                assertTrue(Thread.currentThread().isInterrupted(), "the flag stays set");
+            } finally {
+                Thread.interrupted();
+            }
+            gpu.eventsComplete = true;
+            w.waitFor(Duration.ofSeconds(5));
+            assertTrue(w.isSuccess());
+        }
+    }
+
+    @Test
     void aLazyCommunicatorIsNotSplitEvenOnceItExists() {
         // Whether a rank has run a collective yet may differ across ranks; an option does not.
         try (NcclBackend world = backend(0, 2, Duration.ofSeconds(10))) {
