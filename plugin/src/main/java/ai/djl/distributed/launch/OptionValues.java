@@ -13,8 +13,6 @@
  */
 package ai.djl.distributed.launch;
 
-import ai.djl.util.cuda.CudaUtils;
-
 import picocli.CommandLine.ParseResult;
 
 import java.time.Duration;
@@ -107,7 +105,7 @@ final class OptionValues {
             return Runtime.getRuntime().availableProcessors();
         }
         if (v.equals("gpu") || v.equals("auto")) {
-            int gpus = CudaUtils.getGpuCount(); // CUDA's runtime, honouring CUDA_VISIBLE_DEVICES
+            int gpus = GpuCount.visible(); // the driver's count, honouring CUDA_VISIBLE_DEVICES
             if (gpus > 0) {
                 return gpus;
             }

@@ -19,8 +19,6 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import ai.djl.util.cuda.CudaUtils;
-
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayOutputStream;
@@ -44,7 +42,7 @@ class LaunchOptionsTest {
     @Test
     void nprocPerNodeTakesTorchrunsWords() {
         int cores = Runtime.getRuntime().availableProcessors();
-        int gpus = CudaUtils.getGpuCount();
+        int gpus = GpuCount.visible();
         assertEquals(cores, parse("--nproc-per-node", "cpu", "x.Main").nprocPerNode());
         assertEquals(
                 gpus > 0 ? gpus : cores,
