@@ -15,6 +15,10 @@ package ai.djl.distributed.backend.nccl;
 
 import ai.djl.distributed.backend.nccl.NcclOps.Reduction;
 
+import com.sun.jna.Pointer;
+
+import java.util.function.ToIntFunction;
+
 /**
  * One NCCL call of a collective's plan, with device addresses in place of arrays. {@link NcclPlans}
  * turns each collective of the process-group API into a list of these; {@link NcclCommunicator}
@@ -34,6 +38,30 @@ public sealed interface NcclCall {
     NcclDataType type();
 
     /**
+     * Enqueues the call: NCCL's function of the same name, on a communicator and stream.
+     *
+     * @param nccl NCCL
+     * @param comm the communicator
+     * @param stream the stream
+     * @param op NCCL's operator for a reduction (made for this call where it is a PREMUL_SUM)
+     * @return NCCL's result
+     */
+    int enqueue(NcclLibrary nccl, Pointer comm, Pointer stream, ToIntFunction<Reduction> op);
+
+    /**
+     * NCCL's name of the call, e.g. {@code ncclAllReduce}.
+     *
+     * @return the name
+     */
+    default String nativeName() {
+        return "nccl" + getClass().getSimpleName();
+    }
+
+    private static Pointer p(long address) {
+        return new Pointer(address);
+    }
+
+    /**
      * {@code ncclAllReduce}.
      *
      * @param send the input
@@ -43,7 +71,14 @@ public sealed interface NcclCall {
      * @param reduction the reduction
      */
     record AllReduce(long send, long recv, long count, NcclDataType type, Reduction reduction)
-            implements NcclCall {}
+            implements NcclCall {
+        @Override
+        public int enqueue(
+                NcclLibrary nccl, Pointer comm, Pointer stream, ToIntFunction<Reduction> op) {
+            return nccl.ncclAllReduce(
+                    p(send), p(recv), count, type.code(), op.applyAsInt(reduction), comm, stream);
+        }
+    }
 
     /**
      * {@code ncclBroadcast}.
@@ -55,7 +90,13 @@ public sealed interface NcclCall {
      * @param root the root rank
      */
     record Broadcast(long send, long recv, long count, NcclDataType type, int root)
-            implements NcclCall {}
+            implements NcclCall {
+        @Override
+        public int enqueue(
+                NcclLibrary nccl, Pointer comm, Pointer stream, ToIntFunction<Reduction> op) {
+            return nccl.ncclBroadcast(p(send), p(recv), count, type.code(), root, comm, stream);
+        }
+    }
 
     /**
      * {@code ncclReduce}.
@@ -69,7 +110,21 @@ public sealed interface NcclCall {
      */
     record Reduce(
             long send, long recv, long count, NcclDataType type, Reduction reduction, int root)
-            implements NcclCall {}
+            implements NcclCall {
+        @Override
+        public int enqueue(
+                NcclLibrary nccl, Pointer comm, Pointer stream, ToIntFunction<Reduction> op) {
+            return nccl.ncclReduce(
+                    p(send),
+                    p(recv),
+                    count,
+                    type.code(),
+                    op.applyAsInt(reduction),
+                    root,
+                    comm,
+                    stream);
+        }
+    }
 
     /**
      * {@code ncclAllGather}: every rank's {@code sendCount} elements, rank-major, into {@code
@@ -80,7 +135,13 @@ public sealed interface NcclCall {
      * @param sendCount the elements of the input
      * @param type the element type
      */
-    record AllGather(long send, long recv, long sendCount, NcclDataType type) implements NcclCall {}
+    record AllGather(long send, long recv, long sendCount, NcclDataType type) implements NcclCall {
+        @Override
+        public int enqueue(
+                NcclLibrary nccl, Pointer comm, Pointer stream, ToIntFunction<Reduction> op) {
+            return nccl.ncclAllGather(p(send), p(recv), sendCount, type.code(), comm, stream);
+        }
+    }
 
     /**
      * {@code ncclReduceScatter}: block j of every rank's input reduced into rank j's output.
@@ -93,7 +154,20 @@ public sealed interface NcclCall {
      */
     record ReduceScatter(
             long send, long recv, long recvCount, NcclDataType type, Reduction reduction)
-            implements NcclCall {}
+            implements NcclCall {
+        @Override
+        public int enqueue(
+                NcclLibrary nccl, Pointer comm, Pointer stream, ToIntFunction<Reduction> op) {
+            return nccl.ncclReduceScatter(
+                    p(send),
+                    p(recv),
+                    recvCount,
+                    type.code(),
+                    op.applyAsInt(reduction),
+                    comm,
+                    stream);
+        }
+    }
 
     /**
      * {@code ncclSend}.
@@ -103,7 +177,13 @@ public sealed interface NcclCall {
      * @param type the element type
      * @param peer the receiving rank (may be this rank, inside a group)
      */
-    record Send(long buffer, long count, NcclDataType type, int peer) implements NcclCall {}
+    record Send(long buffer, long count, NcclDataType type, int peer) implements NcclCall {
+        @Override
+        public int enqueue(
+                NcclLibrary nccl, Pointer comm, Pointer stream, ToIntFunction<Reduction> op) {
+            return nccl.ncclSend(p(buffer), count, type.code(), peer, comm, stream);
+        }
+    }
 
     /**
      * {@code ncclRecv}.
@@ -113,5 +193,11 @@ public sealed interface NcclCall {
      * @param type the element type
      * @param peer the sending rank (may be this rank, inside a group)
      */
-    record Recv(long buffer, long count, NcclDataType type, int peer) implements NcclCall {}
+    record Recv(long buffer, long count, NcclDataType type, int peer) implements NcclCall {
+        @Override
+        public int enqueue(
+                NcclLibrary nccl, Pointer comm, Pointer stream, ToIntFunction<Reduction> op) {
+            return nccl.ncclRecv(p(buffer), count, type.code(), peer, comm, stream);
+        }
+    }
 }

@@ -14,13 +14,6 @@
 package ai.djl.distributed.backend.nccl;
 
 import ai.djl.distributed.DistributedException;
-import ai.djl.distributed.backend.nccl.NcclCall.AllGather;
-import ai.djl.distributed.backend.nccl.NcclCall.AllReduce;
-import ai.djl.distributed.backend.nccl.NcclCall.Broadcast;
-import ai.djl.distributed.backend.nccl.NcclCall.Recv;
-import ai.djl.distributed.backend.nccl.NcclCall.Reduce;
-import ai.djl.distributed.backend.nccl.NcclCall.ReduceScatter;
-import ai.djl.distributed.backend.nccl.NcclCall.Send;
 import ai.djl.distributed.backend.nccl.NcclOps.Reduction;
 
 import com.sun.jna.Memory;
@@ -30,7 +23,6 @@ import com.sun.jna.ptr.LongByReference;
 import com.sun.jna.ptr.PointerByReference;
 
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
@@ -64,8 +56,7 @@ final class NcclCommunicator implements AutoCloseable {
     private final ReentrantLock lock = new ReentrantLock();
     private Pointer comm; // guarded by lock; null once aborted or closed
     private boolean freed; // guarded by lock: the stream, scratch and context are gone
-    private final ArrayDeque<Pointer> events = new ArrayDeque<>(); // guarded by itself: reusable
-    private boolean eventsClosed; // guarded by events
+    private final CudaEvents events;
 
     private NcclCommunicator(
             NcclLibrary nccl,
@@ -80,6 +71,7 @@ final class NcclCommunicator implements AutoCloseable {
             int size) {
         this.nccl = nccl;
         this.cu = cu;
+        this.events = new CudaEvents(cu);
         this.ordinal = ordinal;
         this.device = device;
         this.context = context;
@@ -233,38 +225,12 @@ final class NcclCommunicator implements AutoCloseable {
     }
 
     /**
-     * An event for a collective (without timing, as PyTorch's): a completed one again where there
-     * is one, since making one per collective costs a driver call and native memory. The caller has
-     * made the context current.
+     * The events of this communicator's collectives.
      *
-     * @return the event
+     * @return the pool
      */
-    Pointer takeEvent() {
-        synchronized (events) {
-            Pointer e = events.pollFirst();
-            if (e != null) {
-                return e;
-            }
-        }
-        PointerByReference made = new PointerByReference();
-        cuda(cu, cu.cuEventCreate(made, CudaDriver.EVENT_DISABLE_TIMING), "cuEventCreate");
-        return made.getValue();
-    }
-
-    /**
-     * Takes back an event of a collective.
-     *
-     * @param event the event
-     * @param completed whether its work completed (else, failed or aborted, it is destroyed)
-     */
-    void giveBack(Pointer event, boolean completed) {
-        synchronized (events) {
-            if (completed && !eventsClosed) {
-                events.push(event);
-                return;
-            }
-        }
-        cu.cuEventDestroy_v2(event);
+    CudaEvents events() {
+        return events;
     }
 
     /**
@@ -296,11 +262,11 @@ final class NcclCommunicator implements AutoCloseable {
                     open = true;
                 }
                 for (NcclCall call : plan) {
-                    int r = enqueue(call, c, premul);
+                    int r = call.enqueue(nccl, c, stream, red -> op(red, c, premul));
                     if (!grouped) {
-                        settle(r, name(call) + " of " + what, deadline, timeout);
+                        settle(r, call.nativeName() + " of " + what, deadline, timeout);
                     } else {
-                        check(r, name(call), what);
+                        check(r, call.nativeName(), what);
                     }
                 }
                 if (grouped) {
@@ -321,49 +287,6 @@ final class NcclCommunicator implements AutoCloseable {
             cuda(cu, cu.cuEventRecord(end, stream), "cuEventRecord");
         } finally {
             lock.unlock();
-        }
-    }
-
-    private int enqueue(NcclCall call, Pointer c, List<Integer> premul) {
-        if (call instanceof AllReduce a) {
-            return nccl.ncclAllReduce(
-                    p(a.send()),
-                    p(a.recv()),
-                    a.count(),
-                    a.type().code(),
-                    op(a.reduction(), c, premul),
-                    c,
-                    stream);
-        } else if (call instanceof Broadcast b) {
-            return nccl.ncclBroadcast(
-                    p(b.send()), p(b.recv()), b.count(), b.type().code(), b.root(), c, stream);
-        } else if (call instanceof Reduce r) {
-            return nccl.ncclReduce(
-                    p(r.send()),
-                    p(r.recv()),
-                    r.count(),
-                    r.type().code(),
-                    op(r.reduction(), c, premul),
-                    r.root(),
-                    c,
-                    stream);
-        } else if (call instanceof AllGather g) {
-            return nccl.ncclAllGather(
-                    p(g.send()), p(g.recv()), g.sendCount(), g.type().code(), c, stream);
-        } else if (call instanceof ReduceScatter s) {
-            return nccl.ncclReduceScatter(
-                    p(s.send()),
-                    p(s.recv()),
-                    s.recvCount(),
-                    s.type().code(),
-                    op(s.reduction(), c, premul),
-                    c,
-                    stream);
-        } else if (call instanceof Send s) {
-            return nccl.ncclSend(p(s.buffer()), s.count(), s.type().code(), s.peer(), c, stream);
-        } else {
-            Recv r = (Recv) call;
-            return nccl.ncclRecv(p(r.buffer()), r.count(), r.type().code(), r.peer(), c, stream);
         }
     }
 
@@ -515,15 +438,6 @@ final class NcclCommunicator implements AutoCloseable {
         }
     }
 
-    boolean isAborted() {
-        lock.lock();
-        try {
-            return comm == null;
-        } finally {
-            lock.unlock();
-        }
-    }
-
     /**
      * Finalizes the communicator (its pending operations complete), bounded by the timeout; on a
      * failure or at the deadline it is aborted instead. Idempotent.
@@ -558,12 +472,8 @@ final class NcclCommunicator implements AutoCloseable {
         try {
             if (comm == null && !freed) {
                 freed = true;
-                synchronized (events) {
-                    eventsClosed = true;
-                    for (Pointer e; (e = events.poll()) != null; ) {
-                        cu.cuEventDestroy_v2(e);
-                    }
-                }
+                makeCurrent();
+                events.close();
                 cu.cuMemFree_v2(scratch);
                 cu.cuStreamDestroy_v2(stream);
                 cu.cuDevicePrimaryCtxRelease_v2(device);
@@ -662,13 +572,5 @@ final class NcclCommunicator implements AutoCloseable {
         if (result != CudaResult.SUCCESS.code()) {
             throw new DistributedException(call + " -> " + NcclRuntime.describe(cu, result));
         }
-    }
-
-    private static String name(NcclCall call) {
-        return "nccl" + call.getClass().getSimpleName();
-    }
-
-    private static Pointer p(long address) {
-        return new Pointer(address);
     }
 }

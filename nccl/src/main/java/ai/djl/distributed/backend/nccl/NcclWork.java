@@ -69,11 +69,11 @@ final class NcclWork implements Work {
         this.timeout = timeout;
         this.deadline = System.nanoTime() + timeout.toNanos();
         this.hostWait = hostWait;
-        this.start = comm.takeEvent();
+        this.start = comm.events().take();
         try {
-            this.end = comm.takeEvent();
+            this.end = comm.events().take();
         } catch (RuntimeException e) {
-            comm.giveBack(start, false);
+            comm.events().giveBack(start, false);
             throw e;
         }
     }
@@ -134,8 +134,8 @@ final class NcclWork implements Work {
     /** Drops the arrays; the events go back for reuse once both have completed, else away. */
     private void release(boolean completed) {
         if (start != null) {
-            comm.giveBack(start, completed);
-            comm.giveBack(end, completed);
+            comm.events().giveBack(start, completed);
+            comm.events().giveBack(end, completed);
             start = null;
             end = null;
         }
