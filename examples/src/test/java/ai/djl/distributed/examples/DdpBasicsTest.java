@@ -64,7 +64,11 @@ class DdpBasicsTest {
                             () ->
                                     DdpBasics.runExample(
                                             "--device", "gpu", "--epochs", "1", "--quiet"));
-            assertTrue(e.getMessage().contains("the nccl backend cannot run here"), e.getMessage());
+            // Without NCCL or a driver, the group says so; with them but CPU natives, the example.
+            assertTrue(
+                    e.getMessage().contains("the nccl backend cannot run here")
+                            || e.getMessage().contains("DJL's engine sees no GPU here"),
+                    e.getMessage());
         }
     }
 

@@ -41,16 +41,16 @@ final class GpuCount {
      * @return the count, 0 without a usable driver
      */
     static int visible() {
-        Driver cu;
         try {
-            cu = Native.load("libcuda.so.1", Driver.class);
-        } catch (UnsatisfiedLinkError e) {
+            Driver cu = Native.load("libcuda.so.1", Driver.class);
+            IntByReference n = new IntByReference();
+            if (cu.cuInit(0) != 0 || cu.cuDeviceGetCount(n) != 0) {
+                return 0;
+            }
+            return n.getValue();
+        } catch (LinkageError e) {
+            // No driver, or one JNA cannot bind: the launcher counts no GPU rather than fail.
             return 0;
         }
-        IntByReference n = new IntByReference();
-        if (cu.cuInit(0) != 0 || cu.cuDeviceGetCount(n) != 0) {
-            return 0;
-        }
-        return n.getValue();
     }
 }

@@ -118,11 +118,12 @@ final class GroupContext {
                                         : context(name, device, groupRank, sorted.length, timeout))
                         .ifPresent(b -> split.put(device, b));
             }
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             new DeviceBackends(backendName, split).close();
             throw e;
         }
         if (groupRank < 0) {
+            new DeviceBackends(backendName, split).close(); // none expected outside the group
             return Optional.empty();
         }
         return Optional.of(create(name, groupRank, sorted, timeout, split));

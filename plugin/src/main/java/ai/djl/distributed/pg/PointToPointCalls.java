@@ -82,7 +82,22 @@ final class PointToPointCalls {
             Checks.tag(op.getTag());
         }
         if (ops.isEmpty()) {
-            return List.of();
+            return new ArrayList<>();
+        }
+        String type = ops.get(0).getArray().getDevice().getDeviceType();
+        for (int i = 1; i < ops.size(); i++) {
+            String t = ops.get(i).getArray().getDevice().getDeviceType();
+            if (!t.equals(type)) {
+                throw new IllegalArgumentException(
+                        "ops["
+                                + i
+                                + "] array: on "
+                                + ops.get(i).getArray().getDevice()
+                                + " (expected: every array of one batchIsendIrecv on one device"
+                                + " type, as ops[0]'s "
+                                + ops.get(0).getArray().getDevice()
+                                + ")");
+            }
         }
         context.checkOpen(group);
         List<NDArray> arrays = new ArrayList<>(ops.size());

@@ -162,8 +162,10 @@ public final class ProcessGroup implements AutoCloseable {
 
     /**
      * Creates a sub-group of the world, as {@code torch.distributed.new_group}. Every rank of the
-     * world must call this, in the same order relative to other {@code newGroup} calls, even ranks
-     * that are not members. Blocks until the members have connected.
+     * world must call this, in the same order relative to other {@code newGroup} calls and to the
+     * world's collectives, even ranks that are not members: a backend may split the world's
+     * communicator, a collective over the world (NCCL's {@code ncclCommSplit}). Blocks until the
+     * members have connected.
      *
      * @param ranks the members' world ranks, in any order (a member's group rank is its position
      *     among them sorted); none for every rank of the world, as {@code new_group()}
@@ -559,10 +561,13 @@ public final class ProcessGroup implements AutoCloseable {
     }
 
     /**
-     * Starts several sends and receives together, as {@code batch_isend_irecv}.
+     * Starts several sends and receives together, as {@code batch_isend_irecv}: on one backend,
+     * which may post them as one operation (NCCL does, so that they cannot wait on one another).
      *
-     * @param ops the operations
-     * @return one work per operation, in order
+     * @param ops the operations, their arrays all of one device type
+     * @return one work per operation, in order (the same work for all where they run as one)
+     * @throws IllegalArgumentException naming an operation that is null, out of range, or on
+     *     another device type than the first
      */
     public List<Work> batchIsendIrecv(List<P2POp> ops) {
         return p2p.batchIsendIrecv(ops);

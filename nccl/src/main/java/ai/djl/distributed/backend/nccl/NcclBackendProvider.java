@@ -28,9 +28,8 @@ import java.util.function.Supplier;
  * no CUDA driver, no GPU or no usable NCCL it fails at once with a {@link NcclUnavailableException}
  * saying what it looked for, where, and what it found.
  *
- * <p>The collectives themselves need a GPU to be written and proven, and are not built yet: on a
- * machine where the probe succeeds, creation fails with a {@link NotSupportedException} that names
- * what was found. Thread-safe.
+ * <p>Where the probe succeeds it makes an {@link NcclBackend}, with the options {@value #DEVICE}
+ * and {@value #BLOCKING_WAIT}. Thread-safe.
  */
 public final class NcclBackendProvider implements BackendProvider {
 
