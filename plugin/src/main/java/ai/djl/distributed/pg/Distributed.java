@@ -126,7 +126,8 @@ public final class Distributed {
 
     /**
      * Returns the device this worker trains on, as torchrun users pick {@code torch.device("cuda",
-     * LOCAL_RANK)}: GPU {@code LOCAL_RANK} (0 when unset) where DJL's engine sees GPUs, else the
+     * LOCAL_RANK)}: GPU {@code LOCAL_RANK} (0 when unset) where DJL's engine sees GPUs, GPU 0 where
+     * it sees exactly one (each worker given its own by {@code CUDA_VISIBLE_DEVICES}), else the
      * CPU. With {@code bin/djlrun --nproc-per-node gpu}, every worker of a node gets its own GPU.
      * Needs no process group.
      *
@@ -149,6 +150,9 @@ public final class Distributed {
             return Device.cpu();
         }
         int local = env.getInt("LOCAL_RANK").orElse(0);
+        if (gpus == 1) {
+            return Device.gpu(0);
+        }
         if (local < 0 || local >= gpus) {
             throw new IllegalStateException(
                     "LOCAL_RANK="

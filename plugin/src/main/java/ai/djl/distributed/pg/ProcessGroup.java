@@ -608,8 +608,9 @@ public final class ProcessGroup implements AutoCloseable {
     /**
      * Returns the device that operations without arrays, and object collectives, run on: the CPU
      * where the group has a CPU backend, else this worker's device of the group's first device
-     * type, number {@code LOCAL_RANK} (0 when unset), as PyTorch's object collectives use the
-     * current CUDA device that torchrun users set to it.
+     * type: for GPUs {@link Distributed#localDevice()}, else number {@code LOCAL_RANK} (0 when
+     * unset), as PyTorch's object collectives use the current CUDA device that torchrun users set
+     * to it.
      *
      * @return the device
      */
@@ -617,6 +618,12 @@ public final class ProcessGroup implements AutoCloseable {
         String type = backends.defaultDeviceType();
         if (Device.Type.CPU.equals(type)) {
             return Device.cpu();
+        }
+        if (Device.Type.GPU.equals(type)) {
+            Device local = Distributed.localDevice();
+            if (local.isGpu()) {
+                return local;
+            }
         }
         return Device.of(type, DistributedEnv.fromProcess().getInt("LOCAL_RANK").orElse(0));
     }

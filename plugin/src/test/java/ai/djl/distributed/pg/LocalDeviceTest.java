@@ -33,6 +33,12 @@ class LocalDeviceTest {
     }
 
     @Test
+    void aWorkerThatSeesOneGpuTakesItWhateverItsLocalRank() {
+        // CUDA_VISIBLE_DEVICES gave each worker its own: the one it sees is GPU 0.
+        assertEquals(Device.gpu(0), Distributed.localDevice(env("3"), 1));
+    }
+
+    @Test
     void withoutGpusEveryWorkerUsesTheCpu() {
         assertEquals(Device.cpu(), Distributed.localDevice(env("3"), 0));
     }
