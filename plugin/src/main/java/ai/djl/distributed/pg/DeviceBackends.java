@@ -89,6 +89,19 @@ final class DeviceBackends implements AutoCloseable {
      *     theirs
      */
     Backend forArrays(List<NDArray> arrays) {
+        return forArrays(arrays, "collective");
+    }
+
+    /**
+     * Returns the backend for the arrays of one operation.
+     *
+     * @param arrays every array the operation reads or writes; none for the default backend
+     * @param what the operation, for the message (e.g. {@code batchIsendIrecv})
+     * @return the backend of their device type
+     * @throws IllegalArgumentException if they mix device types, or the group has no backend for
+     *     theirs
+     */
+    Backend forArrays(List<NDArray> arrays, String what) {
         if (!arrays.isEmpty()) {
             // The common case without allocating: one device type, which the group serves.
             String type = arrays.get(0).getDevice().getDeviceType();
@@ -105,7 +118,7 @@ final class DeviceBackends implements AutoCloseable {
         for (NDArray a : arrays) {
             devices.add(a.getDevice());
         }
-        return byDevice.get(deviceTypeOf(devices, byDevice.keySet()));
+        return byDevice.get(deviceTypeOf(devices, byDevice.keySet(), what));
     }
 
     /**
@@ -118,6 +131,11 @@ final class DeviceBackends implements AutoCloseable {
      * @throws IllegalArgumentException naming the devices that differ, or the one not served
      */
     static String deviceTypeOf(List<Device> devices, Collection<String> served) {
+        return deviceTypeOf(devices, served, "collective");
+    }
+
+    private static String deviceTypeOf(
+            List<Device> devices, Collection<String> served, String what) {
         if (devices.isEmpty()) {
             return served.contains(Device.Type.CPU) ? Device.Type.CPU : served.iterator().next();
         }
@@ -129,7 +147,9 @@ final class DeviceBackends implements AutoCloseable {
                                 + first
                                 + " and "
                                 + d
-                                + " (expected: every array of one collective on one device type)");
+                                + " (expected: every array of one "
+                                + what
+                                + " on one device type)");
             }
         }
         String type = first.getDeviceType();

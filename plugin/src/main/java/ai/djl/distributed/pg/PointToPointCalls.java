@@ -84,21 +84,6 @@ final class PointToPointCalls {
         if (ops.isEmpty()) {
             return new ArrayList<>();
         }
-        String type = ops.get(0).getArray().getDevice().getDeviceType();
-        for (int i = 1; i < ops.size(); i++) {
-            String t = ops.get(i).getArray().getDevice().getDeviceType();
-            if (!t.equals(type)) {
-                throw new IllegalArgumentException(
-                        "ops["
-                                + i
-                                + "] array: on "
-                                + ops.get(i).getArray().getDevice()
-                                + " (expected: every array of one batchIsendIrecv on one device"
-                                + " type, as ops[0]'s "
-                                + ops.get(0).getArray().getDevice()
-                                + ")");
-            }
-        }
         context.checkOpen(group);
         List<NDArray> arrays = new ArrayList<>(ops.size());
         List<PeerTransfer> transfers = new ArrayList<>(ops.size());
@@ -107,7 +92,7 @@ final class PointToPointCalls {
             transfers.add(new PeerTransfer(op.isSend(), op.getArray(), op.getPeer(), op.getTag()));
         }
         // One backend for the whole batch: it may have to post the transfers as one operation.
-        return backends.forArrays(arrays).sendRecvBatch(transfers);
+        return backends.forArrays(arrays, "batchIsendIrecv").sendRecvBatch(transfers);
     }
 
     private Work pointToPoint(NDArray array, Function<Backend, Work> call) {

@@ -566,8 +566,8 @@ public final class ProcessGroup implements AutoCloseable {
      *
      * @param ops the operations, their arrays all of one device type
      * @return one work per operation, in order (the same work for all where they run as one)
-     * @throws IllegalArgumentException naming an operation that is null, out of range, or on
-     *     another device type than the first
+     * @throws IllegalArgumentException naming an operation that is null or out of range, or the
+     *     devices where the arrays mix device types
      */
     public List<Work> batchIsendIrecv(List<P2POp> ops) {
         return p2p.batchIsendIrecv(ops);

@@ -278,15 +278,13 @@ public final class NcclBackend implements Backend {
             Function<List<TensorView>, List<NcclCall>> plan,
             boolean hostWait) {
         Device d = arrays.get(0).getDevice();
-        synchronized (this) {
-            communicator(d, what); // the GPU is checked before the arrays are looked at
-        }
+        NcclCommunicator c = communicator(d, what); // the GPU checked before the arrays' views
         DevicePointers dp = pointers.get();
         List<TensorView> views = new ArrayList<>(arrays.size());
         for (NDArray a : arrays) {
             views.add(dp.require(a, d));
         }
-        return runOn(what, d, views, plan, arrays, hostWait);
+        return launch(what, c, plan.apply(views), arrays, hostWait);
     }
 
     /**
@@ -308,11 +306,7 @@ public final class NcclBackend implements Backend {
             Function<List<TensorView>, List<NcclCall>> plan,
             List<?> keep,
             boolean hostWait) {
-        NcclCommunicator c;
-        synchronized (this) {
-            c = communicator(d, what);
-        }
-        return launch(what, c, plan.apply(views), keep, hostWait);
+        return launch(what, communicator(d, what), plan.apply(views), keep, hostWait);
     }
 
     /**

@@ -236,7 +236,8 @@ final class NcclCommunicator implements AutoCloseable {
     /**
      * Issues a plan as one NCCL group, ordered after the work already on the caller's stream:
      * {@code start} is recorded there and waited on by the backend's stream, the plan runs there,
-     * and {@code end} is recorded after it. Returns once the calls are enqueued, not run.
+     * and {@code end} is recorded after it. Returns once the calls are enqueued, not run. The
+     * caller has made the context current (it made the events there).
      *
      * @param plan the calls
      * @param start an event, recorded on the caller's stream
@@ -250,7 +251,6 @@ final class NcclCommunicator implements AutoCloseable {
         lock.lock();
         try {
             Pointer c = open(what);
-            makeCurrent();
             cuda(cu, cu.cuEventRecord(start, LEGACY_STREAM), "cuEventRecord");
             cuda(cu, cu.cuStreamWaitEvent(stream, start, 0), "cuStreamWaitEvent");
             List<Integer> premul = new ArrayList<>(0);

@@ -14,7 +14,6 @@
 package ai.djl.distributed.backend.nccl;
 
 import ai.djl.distributed.DistributedException;
-import ai.djl.distributed.store.PrefixStore;
 import ai.djl.distributed.store.Store;
 
 import java.time.Duration;
@@ -27,9 +26,10 @@ import java.util.function.Supplier;
  * in one NCCL job:
  *
  * <ul>
- *   <li>the store is {@code PrefixStore("cuda/", PrefixStore("<group name>/", store))} ({@link
- *       #pytorchStore}); PyTorch's prefixes end in {@code "/"} and {@code PrefixStore} adds one, so
- *       the default group's first id lies at {@code default_pg/0//cuda//0} of the TCP store;
+ *   <li>the store is the one the process group gives a GPU backend, PyTorch's {@code
+ *       PrefixStore("cuda/", PrefixStore("<group name>/", store))}; PyTorch's prefixes end in
+ *       {@code "/"} and {@code PrefixStore} adds one, so the default group's first id lies at
+ *       {@code default_pg/0//cuda//0} of the TCP store;
  *   <li>a communicator of the whole group takes the key {@code <counter>}, the group's count of
  *       communicators made so far, from 0; rank 0 sets it to the 128 bytes, the others wait for it
  *       and get it;
@@ -42,9 +42,6 @@ import java.util.function.Supplier;
  */
 public final class UniqueIdExchange {
 
-    /** PyTorch's device prefix of the NCCL backend's store, before {@code PrefixStore}'s "/". */
-    public static final String DEVICE_PREFIX = "cuda/";
-
     private final Store store;
     private final int rank;
     private final Duration timeout;
@@ -53,7 +50,7 @@ public final class UniqueIdExchange {
     /**
      * Creates the exchange of one group's backend.
      *
-     * @param store the backend's store (PyTorch's {@code cuda/} store, {@link #pytorchStore})
+     * @param store the backend's store (PyTorch's {@code cuda/} store of the group)
      * @param rank this rank in the group
      * @param timeout the bound of each wait for a peer's id
      */
@@ -70,18 +67,6 @@ public final class UniqueIdExchange {
         this.store = store;
         this.rank = rank;
         this.timeout = timeout;
-    }
-
-    /**
-     * Returns the store PyTorch's NCCL backend of a group sees.
-     *
-     * @param defaultPgStore the world's store as groups see it (PyTorch's {@code
-     *     PrefixStore("default_pg", tcpStore)})
-     * @param groupName the group's name ({@code "0"} for the default group)
-     * @return {@code PrefixStore("cuda/", PrefixStore(groupName + "/", defaultPgStore))}
-     */
-    public static Store pytorchStore(Store defaultPgStore, String groupName) {
-        return new PrefixStore(DEVICE_PREFIX, new PrefixStore(groupName + "/", defaultPgStore));
     }
 
     /**

@@ -59,9 +59,12 @@ class UniqueIdExchangeTest {
             List<Future<List<byte[]>>> futures = new ArrayList<>();
             for (int r = 0; r < size; r++) {
                 int rank = r;
+                // What the process group hands the world's GPU backend (as PyTorch's).
                 Store backendStore =
-                        UniqueIdExchange.pytorchStore(
-                                new PrefixStore("default_pg", worlds.get(r)), "0");
+                        new PrefixStore(
+                                "cuda/",
+                                new PrefixStore(
+                                        "0/", new PrefixStore("default_pg", worlds.get(r))));
                 futures.add(
                         pool.submit(
                                 () -> {
