@@ -13,13 +13,15 @@
 #      (../shared/peers/torch_store_bench.py), against each server and the C floor;
 #   4. rendezvous: N simultaneous raw clients (connect, VALIDATE, ADD, WAIT for the last;
 #      `djl-dist bench store-rendezvous`, whose JIT warm-up runs against a private server) on a
-#      fresh server each run, for N in RDZV_SIZES; ours with and without a store secret.
+#      fresh server each run, for N in RDZV_SIZES; ours with and without a store secret, and with
+#      TLS (certificates made here by openssl for the run, if it is installed).
 # Needs gcc and the peer (../shared/peers/setup.sh). Takes about 12 minutes with the defaults on a
 # 2-core machine. Prints one line per run, then a table of medians and ratios.
 # usage: bench/store_bench.sh [REPEAT=5] [SECONDS=3]
 #   env: CONNS="1 16 64", RDZV_SIZES="9000 20000" (each capped below the open-file limit),
 #        PY_CLIENTS=16, PY_ROUNDS=500, RDZV_TIMEOUT=30 (a run past it counts as failed),
-#        SKIP="" (any of: capacity steady python rendezvous)
+#        SKIP="" (any of: capacity steady python rendezvous),
+#        RDZV_SERVERS="java java-secret java-tls pytorch c" (java-tls needs openssl)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 PEERS="${PEERS:-$ROOT/../shared/peers}"
@@ -47,12 +49,29 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b+0 == 0) print "n/a"; else printf
 spin() { [ "$1" -le "${SPIN_UPTO:-1}" ] && echo spin; true; }
 skip() { case " $SKIP " in *" $1 "*) return 0;; esac; return 1; }
 
+# TLS files for "java-tls": an authority and a certificate it signs, made for this run
+TLS_ENV=()
+if command -v openssl >/dev/null; then
+  ec="-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
+  openssl req -x509 $ec -keyout "$WORK/ca.key" -out "$WORK/ca.pem" -days 2 -subj /CN=bench-ca 2>/dev/null
+  openssl req $ec -keyout "$WORK/key.pem" -out "$WORK/leaf.csr" -subj /CN=store 2>/dev/null
+  openssl x509 -req -in "$WORK/leaf.csr" -CA "$WORK/ca.pem" -CAkey "$WORK/ca.key" -CAcreateserial \
+    -out "$WORK/leaf.pem" -days 2 2>/dev/null
+  cat "$WORK/leaf.pem" "$WORK/ca.pem" > "$WORK/chain.pem"
+  TLS_ENV=(DJL_DIST_STORE_TLS_CERT="$WORK/chain.pem" DJL_DIST_STORE_TLS_KEY="$WORK/key.pem" DJL_DIST_STORE_TLS_CA="$WORK/ca.pem")
+fi
+if [ -z "${RDZV_SERVERS:-}" ]; then
+  RDZV_SERVERS="java java-secret pytorch c"; [ ${#TLS_ENV[@]} -gt 0 ] && RDZV_SERVERS="java java-secret java-tls pytorch c"
+fi
+# tls_env WHICH: the TLS variables for java-tls, none otherwise
+tls_env() { [ "$1" = java-tls ] && printf '%s\n' "${TLS_ENV[@]}"; true; }
+
 # start WHICH [SECRET]: a fresh server on a free port; sets PORT and PID
 start() {
   PORT=$(free_port)
   case $1 in
-    java)
-      DJL_DIST_STORE_SECRET="${2:-}" "$ROOT/bin/djl-dist" store-server --host 127.0.0.1 --port "$PORT" > "$WORK/server.log" 2>&1 & PID=$!
+    java|java-tls)
+      env $(tls_env "$1") DJL_DIST_STORE_SECRET="${2:-}" "$ROOT/bin/djl-dist" store-server --host 127.0.0.1 --port "$PORT" > "$WORK/server.log" 2>&1 & PID=$!
       ready=listening;;
     pytorch)
       "$PEERS/torch26" python3 /peers/torch_store_bench.py server "$PORT" > "$WORK/server.log" 2>&1 & PID=$!
@@ -126,11 +145,11 @@ if ! skip rendezvous; then
     fi
     echo "$n" >> "$WORK/rdzv.sizes"
     for r in $(seq 1 "$REPEAT"); do
-      for which in java java-secret pytorch c; do
+      for which in $RDZV_SERVERS; do
         secret=""
         [ $which = java-secret ] && secret="bench-$RANDOM$RANDOM"
         start "${which%-secret}" "$secret"
-        s=$(DJL_DIST_STORE_SECRET="$secret" "$ROOT/bin/djl-dist" bench store-rendezvous --tcp 127.0.0.1:"$PORT" \
+        s=$(env $(tls_env "$which") DJL_DIST_STORE_SECRET="$secret" "$ROOT/bin/djl-dist" bench store-rendezvous --tcp 127.0.0.1:"$PORT" \
               --clients "$n" --repeat 1 --timeout "${RDZV_TIMEOUT:-30}" 2>&1 | tail -1 || true)
         stop
         if [[ "$s" == *seconds=* ]]; then
@@ -169,11 +188,16 @@ if [ -f "$WORK/py.java" ]; then
   echo "python load ($PY_CLIENTS processes): ours=$J pytorch=$P c-floor=$C ratio=$(ratio "$J" "$P")x ours/c-floor=$(ratio "$J" "$C")"
 fi
 if [ -f "$WORK/rdzv.sizes" ]; then
-  echo "| rendezvous | ours median / max | ours with secret median / max | PyTorch median / max | C floor median / max |"
-  echo "|---|---|---|---|---|"
+  header="| rendezvous |"; rule="|---|"
+  for which in $RDZV_SERVERS; do
+    case $which in java) h=ours;; java-secret) h="ours with a secret";; java-tls) h="ours with TLS";;
+      pytorch) h="PyTorch 2.6";; c) h="C floor";; esac
+    header="$header $h median / max |"; rule="$rule---|"
+  done
+  echo "$header"; echo "$rule"
   for n in $(cat "$WORK/rdzv.sizes"); do
     row="| $n clients (s) |"
-    for which in java java-secret pytorch c; do
+    for which in $RDZV_SERVERS; do
       touch "$WORK/rdzv.$which.$n"
       failed=$(grep -cx "$which" "$WORK/rdzv.failed.$n" 2>/dev/null || true); [ "$failed" = 0 ] && failed=""
       row="$row $(median < "$WORK/rdzv.$which.$n") / $(maximum < "$WORK/rdzv.$which.$n")${failed:+ ($failed of $REPEAT failed)} |"

@@ -19,6 +19,7 @@ import ai.djl.distributed.store.tcp.StoreOpcode;
 import ai.djl.distributed.store.tcp.StoreProtocol;
 import ai.djl.distributed.store.tcp.StoreRequest;
 import ai.djl.distributed.store.tcp.StoreRequestEncoder;
+import ai.djl.distributed.store.tcp.StoreTls;
 
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
@@ -29,6 +30,7 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
+import io.netty.handler.ssl.SslHandler;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -52,6 +54,7 @@ public final class StoreRendezvousBench {
     private final int port;
     private final int window;
     private final String secret;
+    private final StoreTls tls;
 
     /**
      * Creates the benchmark.
@@ -61,12 +64,15 @@ public final class StoreRendezvousBench {
      * @param window the most connects in flight at once
      * @param secret the store secret each client proves before its queries (the handshake is part
      *     of the time), or {@code null} for none
+     * @param tls the TLS settings each client starts TLS with (the TLS handshake is part of the
+     *     time), or {@code null} for none
      */
-    public StoreRendezvousBench(String host, int port, int window, String secret) {
+    public StoreRendezvousBench(String host, int port, int window, String secret, StoreTls tls) {
         this.host = host;
         this.port = port;
         this.window = window;
         this.secret = secret == null || secret.isEmpty() ? null : secret;
+        this.tls = tls;
     }
 
     /**
@@ -100,6 +106,15 @@ public final class StoreRendezvousBench {
                                     new ChannelInitializer<Channel>() {
                                         @Override
                                         protected void initChannel(Channel ch) {
+                                            if (tls != null) {
+                                                // writes wait for the TLS handshake
+                                                SslHandler ssl =
+                                                        tls.newClientHandler(
+                                                                ch.alloc(), host, port);
+                                                ssl.setHandshakeTimeoutMillis(
+                                                        timeoutSeconds * 1000L);
+                                                ch.pipeline().addLast(ssl);
+                                            }
                                             if (secret != null) {
                                                 // the client's channelActive follows the
                                                 // handshake

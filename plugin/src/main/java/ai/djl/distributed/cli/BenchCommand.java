@@ -17,6 +17,7 @@ import ai.djl.distributed.bench.CollectivesBench;
 import ai.djl.distributed.bench.StoreOpsBench;
 import ai.djl.distributed.bench.StoreRendezvousBench;
 import ai.djl.distributed.launch.Endpoint;
+import ai.djl.distributed.store.tcp.StoreTls;
 import ai.djl.distributed.store.tcp.TcpStoreServer;
 
 import picocli.CommandLine.Command;
@@ -101,11 +102,13 @@ final class BenchCommand {
          */
         @Override
         public Integer call() throws Exception {
-            // with DJL_DIST_STORE_SECRET set, every client authenticates first
+            // with DJL_DIST_STORE_SECRET set, every client authenticates first; with the TLS
+            // variables (DJL_DIST_STORE_TLS_*), every client starts TLS first
             String secret = System.getenv("DJL_DIST_STORE_SECRET");
+            StoreTls tls = StoreTls.fromEnvironment();
             StoreRendezvousBench bench =
-                    new StoreRendezvousBench(tcp.host(), tcp.port(), window, secret);
-            warmUp(bench, Math.min(clients, 2000), secret);
+                    new StoreRendezvousBench(tcp.host(), tcp.port(), window, secret, tls);
+            warmUp(bench, Math.min(clients, 2000), secret, tls);
             for (int r = 0; r < repeat; ++r) {
                 double s = bench.run(clients, Long.toString(System.nanoTime(), 36), timeout);
                 System.out.printf("store-rendezvous clients=%d seconds=%.3f%n", clients, s);
@@ -114,7 +117,7 @@ final class BenchCommand {
             return 0;
         }
 
-        private void warmUp(StoreRendezvousBench bench, int n, String secret)
+        private void warmUp(StoreRendezvousBench bench, int n, String secret, StoreTls tls)
                 throws InterruptedException {
             String runId = "warmup-" + System.nanoTime();
             switch (warmUp) {
@@ -128,8 +131,9 @@ final class BenchCommand {
                             TcpStoreServer.builder()
                                     .optHost("127.0.0.1")
                                     .optSecret(secret)
+                                    .optTls(tls)
                                     .build()) {
-                        new StoreRendezvousBench("127.0.0.1", local.getPort(), window, secret)
+                        new StoreRendezvousBench("127.0.0.1", local.getPort(), window, secret, tls)
                                 .run(n, runId, timeout);
                     }
             }

@@ -68,7 +68,8 @@ final class ServerWarmUp {
                         new StoreState(),
                         new PartialRequestBudget(Long.MAX_VALUE),
                         connections,
-                        null); // the warm-up's clients hold no secret
+                        null, // the warm-up's clients hold no secret
+                        null); // and speak no TLS
         int port = ((InetSocketAddress) listener.localAddress()).getPort();
         long start = System.nanoTime();
         AtomicLong deadline = new AtomicLong(start + builder.warmUpNanos());

@@ -89,6 +89,15 @@ public final class StoreAuthClientHandler extends ByteToMessageDecoder {
                 return;
             }
             int type = in.readUnsignedByte();
+            if (type == StoreTls.TLS_REQUIRED_AUTH) {
+                fail(
+                        ctx,
+                        "requires TLS, and this client has none: set "
+                                + StoreTls.CA_ENV
+                                + " (or TcpStore.Builder.optTls) to the authority of the server's"
+                                + " certificate");
+                return;
+            }
             if (type != StoreAuth.AUTH) {
                 fail(ctx, "answered AUTH with byte " + type + ": not a DJL store server?");
                 return;

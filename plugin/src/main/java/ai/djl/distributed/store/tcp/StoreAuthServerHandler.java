@@ -14,17 +14,10 @@
 package ai.djl.distributed.store.tcp;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.handler.codec.ByteToMessageDecoder;
-import io.netty.util.concurrent.ScheduledFuture;
-
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The server's side of {@link StoreAuth}'s handshake, first in the pipeline of every connection of
@@ -34,9 +27,7 @@ import java.util.concurrent.TimeUnit;
  * failure it logs why (at WARN, naming the client), tells the client where the protocol allows, and
  * closes the connection. A handshake not finished within the read timeout also closes it.
  */
-final class StoreAuthServerHandler extends ByteToMessageDecoder {
-
-    private static final Logger logger = LoggerFactory.getLogger(StoreAuthServerHandler.class);
+final class StoreAuthServerHandler extends ConnectionGate {
 
     private enum Step {
         VALIDATE,
@@ -46,50 +37,28 @@ final class StoreAuthServerHandler extends ByteToMessageDecoder {
     }
 
     private final byte[] secret;
-    private final long timeoutNanos;
     private Step step = Step.VALIDATE;
     private byte[] clientNonce;
     private byte[] serverNonce;
-    private ScheduledFuture<?> timer;
 
     StoreAuthServerHandler(byte[] secret, Duration timeout) {
+        super(timeout);
         this.secret = secret;
-        this.timeoutNanos = timeout.toNanos();
     }
 
     /** {@inheritDoc} */
     @Override
-    public void channelActive(ChannelHandlerContext ctx) throws Exception {
-        super.channelActive(ctx);
-        timer =
-                ctx.executor()
-                        .schedule(
-                                () -> {
-                                    if (step != Step.DONE && ctx.channel().isActive()) {
-                                        refuse(
-                                                ctx,
-                                                "no authentication within "
-                                                        + TimeUnit.NANOSECONDS.toMillis(
-                                                                timeoutNanos)
-                                                        + " ms",
-                                                null);
-                                    }
-                                },
-                                timeoutNanos,
-                                TimeUnit.NANOSECONDS);
-    }
-
-    /** {@inheritDoc} */
-    @Override
-    protected void handlerRemoved0(ChannelHandlerContext ctx) {
-        if (timer != null) {
-            timer.cancel(false);
-        }
+    String timeoutReason() {
+        return "no authentication within " + timeoutMillis() + " ms";
     }
 
     /** {@inheritDoc} */
     @Override
     protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+        if (isRefused()) {
+            in.skipBytes(in.readableBytes()); // the connection is closing
+            return;
+        }
         switch (step) {
             case VALIDATE:
                 if (validate(ctx, in)) {
@@ -103,7 +72,7 @@ final class StoreAuthServerHandler extends ByteToMessageDecoder {
                 proof(ctx, in);
                 return;
             default:
-                in.skipBytes(in.readableBytes()); // refused: the connection is closing
+                in.skipBytes(in.readableBytes());
         }
     }
 
@@ -197,18 +166,5 @@ final class StoreAuthServerHandler extends ByteToMessageDecoder {
         }
         // the bytes after the proof (the first queries) go on to the decoder
         ctx.pipeline().remove(this);
-    }
-
-    private void refuse(ChannelHandlerContext ctx, String reason, ByteBuf reply) {
-        step = Step.DONE;
-        logger.warn(
-                "TcpStore server: refusing connection from {}: {}",
-                ctx.channel().remoteAddress(),
-                reason);
-        if (reply == null) {
-            ctx.close();
-        } else {
-            ctx.writeAndFlush(reply).addListener(ChannelFutureListener.CLOSE);
-        }
     }
 }

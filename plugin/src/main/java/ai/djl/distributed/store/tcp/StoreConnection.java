@@ -20,9 +20,13 @@ import ai.djl.distributed.store.tcp.PendingCall.Reply;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
+import io.netty.handler.ssl.SslHandler;
+import io.netty.handler.ssl.SslHandshakeTimeoutException;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -36,6 +40,9 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+
+import javax.net.ssl.SSLException;
 
 /**
  * One client connection to a TCPStore server, on the event loops shared by the JVM's clients.
@@ -62,18 +69,21 @@ final class StoreConnection implements AutoCloseable {
 
     /**
      * Connects, retrying refused or reset connections with jittered exponential backoff until the
-     * timeout, then validates the protocol (VALIDATE, then a PING that must echo its nonce). With a
-     * secret, the client and the server first prove it to each other ({@link StoreAuth}); a failed
-     * proof, or a server that requires a secret this client lacks, fails at once, without retries.
+     * timeout, then validates the protocol (VALIDATE, then a PING that must echo its nonce). With
+     * TLS settings, TLS starts first; with a secret, the client and the server then prove it to
+     * each other ({@link StoreAuth}). A failed TLS handshake or proof, or a server that requires
+     * TLS or a secret this client lacks, fails at once, without retries.
      *
      * @param host the server's host
      * @param port the server's port
      * @param timeout how long to keep trying
      * @param secret the store secret, or {@code null} for none (PyTorch's protocol)
+     * @param tls the TLS settings, or {@code null} for none (PyTorch's protocol)
      * @return the connection
      * @throws StoreException if no server answered correctly in time, or authentication failed
      */
-    static StoreConnection connect(String host, int port, Duration timeout, String secret) {
+    static StoreConnection connect(
+            String host, int port, Duration timeout, String secret, StoreTls tls) {
         long deadline = Stores.deadline(timeout);
         long backoff = FIRST_BACKOFF.toNanos();
         Throwable last = null;
@@ -92,7 +102,7 @@ final class StoreConnection implements AutoCloseable {
                         last);
             }
             try {
-                return open(host, port, Duration.ofNanos(left), ping, secret);
+                return open(host, port, Duration.ofNanos(left), ping, secret, tls);
             } catch (AuthenticationException e) {
                 throw e; // retrying cannot change the secrets
             } catch (PingRejectedException e) {
@@ -123,7 +133,7 @@ final class StoreConnection implements AutoCloseable {
     }
 
     private static StoreConnection open(
-            String host, int port, Duration timeout, boolean ping, String secret) {
+            String host, int port, Duration timeout, boolean ping, String secret, StoreTls tls) {
         long deadline = Stores.deadline(timeout);
         String peer = host + ":" + port;
         Queue<PendingCall> pending = new ConcurrentLinkedQueue<>();
@@ -134,6 +144,8 @@ final class StoreConnection implements AutoCloseable {
                 secret == null || secret.isEmpty()
                         ? null
                         : new StoreAuthClientHandler(secret, peer);
+        AtomicReference<SslHandler> ssl = new AtomicReference<>();
+        TlsFailure tlsFailure = new TlsFailure();
         try {
             Bootstrap bootstrap =
                     new Bootstrap()
@@ -150,6 +162,17 @@ final class StoreConnection implements AutoCloseable {
                                     new ChannelInitializer<Channel>() {
                                         @Override
                                         protected void initChannel(Channel ch) {
+                                            if (tls != null) {
+                                                ssl.set(
+                                                        tls.newClientHandler(
+                                                                ch.alloc(), host, port));
+                                                // a busy server (a rendezvous of thousands) may
+                                                // take longer than Netty's 10 s default
+                                                ssl.get()
+                                                        .setHandshakeTimeoutMillis(
+                                                                Math.max(1, timeout.toMillis()));
+                                                ch.pipeline().addLast(ssl.get(), tlsFailure);
+                                            }
                                             if (auth != null) {
                                                 ch.pipeline().addLast(auth);
                                             }
@@ -163,15 +186,22 @@ final class StoreConnection implements AutoCloseable {
                 throw new StoreException("cannot connect to " + peer, future.cause());
             }
             channel = future.channel();
-            if (auth != null) {
-                authenticate(auth, peer, deadline);
+            if (tls != null) {
+                startTls(ssl.get(), peer, deadline);
             }
-            StoreConnection conn = new StoreConnection(channel, pending, decoder);
-            conn.handshake(
-                    Duration.ofNanos(Math.max(1, deadline - System.nanoTime())),
-                    ping,
-                    auth == null);
-            return conn;
+            try {
+                if (auth != null) {
+                    authenticate(auth, peer, deadline);
+                }
+                StoreConnection conn = new StoreConnection(channel, pending, decoder);
+                conn.handshake(
+                        Duration.ofNanos(Math.max(1, deadline - System.nanoTime())),
+                        ping,
+                        auth == null);
+                return conn;
+            } catch (StoreException e) {
+                throw tls == null ? e : afterTls(e, tlsFailure.cause, channel, peer);
+            }
         } catch (RuntimeException e) {
             if (channel != null) {
                 channel.close().awaitUninterruptibly(1000);
@@ -180,6 +210,83 @@ final class StoreConnection implements AutoCloseable {
             throw e instanceof StoreException
                     ? e
                     : new StoreException("cannot connect to " + peer, e);
+        }
+    }
+
+    private static void startTls(SslHandler ssl, String peer, long deadline) {
+        long millis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
+        if (!ssl.handshakeFuture().awaitUninterruptibly(millis)) {
+            throw new StoreException("the TLS handshake with " + peer + " timed out");
+        }
+        if (!ssl.handshakeFuture().isSuccess()) {
+            Throwable cause = ssl.handshakeFuture().cause();
+            if (cause instanceof SslHandshakeTimeoutException) {
+                throw new StoreException("the TLS handshake with " + peer + " timed out", cause);
+            }
+            throw new AuthenticationException(
+                    "the TLS handshake with the store server at "
+                            + peer
+                            + " failed: "
+                            + (cause instanceof java.nio.channels.ClosedChannelException
+                                    ? "the server closed the connection"
+                                    : cause.getMessage())
+                            + " (does the server use TLS, with a certificate signed by the"
+                            + " authority of "
+                            + StoreTls.CA_ENV
+                            + "?)",
+                    cause);
+        }
+    }
+
+    /**
+     * What a failure after a successful TLS handshake means. TLS 1.3 lets the client finish its
+     * side of the handshake before the server checks the client's certificate, so a refused
+     * certificate arrives as an alert in place of the first reply, or, when the client's first
+     * queries meet the closed socket, as a reset that discards the alert. Either is final: a server
+     * with TLS closes a connection it has accepted only to refuse it.
+     */
+    private static StoreException afterTls(
+            StoreException e, Throwable alert, Channel channel, String peer) {
+        String fix =
+                " (a server that requires client certificates needs "
+                        + StoreTls.CERT_ENV
+                        + " and "
+                        + StoreTls.KEY_ENV
+                        + ", signed by its authority)";
+        if (alert != null) {
+            return new AuthenticationException(
+                    "the store server at "
+                            + peer
+                            + " refused this client's TLS: "
+                            + alert.getMessage()
+                            + fix,
+                    e);
+        }
+        if (e instanceof AuthenticationException || channel.isActive()) {
+            return e;
+        }
+        return new AuthenticationException(
+                "the store server at "
+                        + peer
+                        + " closed the connection right after the TLS handshake: "
+                        + e.getMessage()
+                        + fix,
+                e);
+    }
+
+    /** Records the first TLS failure (an alert from the server) seen by a connection. */
+    private static final class TlsFailure extends ChannelInboundHandlerAdapter {
+
+        volatile Throwable cause;
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable failure) {
+            for (Throwable t = failure; t != null && cause == null; t = t.getCause()) {
+                if (t instanceof SSLException) {
+                    cause = t;
+                }
+            }
+            ctx.fireExceptionCaught(failure);
         }
     }
 
@@ -222,6 +329,16 @@ final class StoreConnection implements AutoCloseable {
                 throw new PingRejectedException(e);
             }
             throw e;
+        }
+        if (Long.valueOf(StoreTls.TLS_REQUIRED).equals(echo)) {
+            throw new AuthenticationException(
+                    "the store server at "
+                            + channel.remoteAddress()
+                            + " requires TLS, and this client has none: set "
+                            + StoreTls.CA_ENV
+                            + " (or TcpStore.Builder.optTls) to the authority of the server's"
+                            + " certificate",
+                    null);
         }
         if (Long.valueOf(StoreAuth.AUTH_REQUIRED).equals(echo)) {
             throw new AuthenticationException(

@@ -306,8 +306,10 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
     /** {@inheritDoc} */
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        if (cause instanceof java.io.IOException) {
-            // a client that vanished (reset, broken pipe): nothing to report above debug
+        if (cause instanceof java.io.IOException
+                || cause.getCause() instanceof javax.net.ssl.SSLException) {
+            // a client that vanished (reset, broken pipe), or failed TLS (logged where it failed):
+            // nothing to report above debug
             logger.debug(
                     "TcpStore server: connection from {} failed",
                     ctx.channel().remoteAddress(),

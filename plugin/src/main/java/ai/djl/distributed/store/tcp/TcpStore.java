@@ -60,7 +60,7 @@ public final class TcpStore implements Store {
         try {
             String connectHost = started != null && isWildcard(b.host) ? "127.0.0.1" : b.host;
             StoreConnection connection =
-                    StoreConnection.connect(connectHost, port, b.timeout, b.secret);
+                    StoreConnection.connect(connectHost, port, b.timeout, b.secret, b.tls);
             client = new StoreClient(toString(), connection, b.timeout);
         } catch (RuntimeException e) {
             if (started != null) {
@@ -344,8 +344,30 @@ public final class TcpStore implements Store {
         private final TcpStoreServer.Builder serverOptions = TcpStoreServer.builder();
         private Duration timeout = DEFAULT_TIMEOUT;
         private String secret = System.getenv(StoreAuth.ENV);
+        private StoreTls tls;
+        private boolean tlsSet; // else build() reads the environment
 
         Builder() {}
+
+        /**
+         * Sets the store's TLS, for the client and for the server this instance starts, if any
+         * ({@link TcpStoreServer.Builder#optTls}). The client checks the server's certificate
+         * against the settings' trusted certificates, and presents the settings' own certificate to
+         * a server that requires one; a server without TLS, an untrusted certificate or a refused
+         * one fails {@link #build()} at once with a {@link StoreException} naming the cause.
+         * Combine with {@link #optSecret} to keep clients without the secret out when the server
+         * does not require client certificates. Default the environment ({@link
+         * StoreTls#fromEnvironment()}); {@code null} for none (PyTorch's protocol exactly).
+         *
+         * @param tls the settings, with trusted certificates; or {@code null} for none
+         * @return this builder
+         */
+        public Builder optTls(StoreTls tls) {
+            this.tls = tls;
+            this.tlsSet = true;
+            serverOptions.optTls(tls);
+            return this;
+        }
 
         /**
          * Sets the store's shared secret, for the client and for the server this instance starts,
@@ -503,6 +525,15 @@ public final class TcpStore implements Store {
             }
             serverOptions.validateLimits();
             Stores.checkTimeout(timeout);
+            if (!tlsSet) {
+                optTls(StoreTls.fromEnvironment());
+            }
+            if (tls != null) {
+                tls.checkClient();
+            }
+            if (server) {
+                serverOptions.resolveTls();
+            }
             return new TcpStore(this);
         }
     }

@@ -96,7 +96,8 @@ public final class TcpStoreServer implements AutoCloseable {
                             state,
                             budget,
                             clients,
-                            builder.secret);
+                            builder.secret,
+                            builder.tls);
             address = (InetSocketAddress) channel.localAddress();
             if (builder.warmUp.compareTo(Duration.ZERO) > 0) {
                 long start = System.nanoTime();
@@ -124,8 +125,9 @@ public final class TcpStoreServer implements AutoCloseable {
 
     /**
      * Binds a listener on this server's event loops whose connections serve {@code keys}: the
-     * server's own, or the scratch state of a warm-up; with a secret, each connection must pass
-     * {@link StoreAuth}'s handshake first.
+     * server's own, or the scratch state of a warm-up; with TLS settings, each connection must
+     * start TLS first ({@link StoreTlsServerHandler}); with a secret, it must then pass {@link
+     * StoreAuth}'s handshake.
      */
     Channel bind(
             Builder builder,
@@ -134,7 +136,8 @@ public final class TcpStoreServer implements AutoCloseable {
             StoreState keys,
             PartialRequestBudget partials,
             ChannelGroup connections,
-            byte[] secret) {
+            byte[] secret,
+            StoreTls tls) {
         ServerBootstrap bootstrap =
                 new ServerBootstrap()
                         .group(acceptor, workers)
@@ -151,6 +154,12 @@ public final class TcpStoreServer implements AutoCloseable {
                                     @Override
                                     protected void initChannel(Channel ch) {
                                         connections.add(ch);
+                                        if (tls != null) {
+                                            ch.pipeline()
+                                                    .addLast(
+                                                            new StoreTlsServerHandler(
+                                                                    tls, builder.readTimeout));
+                                        }
                                         if (secret != null) {
                                             ch.pipeline()
                                                     .addLast(
@@ -283,6 +292,8 @@ public final class TcpStoreServer implements AutoCloseable {
         private long busyPollNanos = DEFAULT_BUSY_POLL.toNanos();
         private Duration warmUp = Duration.ZERO;
         private byte[] secret = StoreAuth.fromEnvironment();
+        private StoreTls tls;
+        private boolean tlsSet; // else build() reads the environment
         private int maxKeyBytes = StoreProtocol.DEFAULT_MAX_KEY_BYTES;
         private long maxRequestBytes = StoreProtocol.DEFAULT_MAX_REQUEST_BYTES;
         private int maxKeys = StoreProtocol.DEFAULT_MAX_KEYS;
@@ -392,6 +403,22 @@ public final class TcpStoreServer implements AutoCloseable {
         }
 
         /**
+         * Sets the server's TLS: it then presents the settings' certificate to every client, and
+         * refuses, with a WARN here naming it, a client that does not start TLS (PyTorch's clients
+         * cannot) or whose handshake fails; with trusted certificates in the settings it also
+         * requires each client's certificate (mutual TLS). Default the environment ({@link
+         * StoreTls#fromEnvironment()}); {@code null} for none, which keeps PyTorch's protocol.
+         *
+         * @param tls the settings, with a certificate; or {@code null} for none
+         * @return this builder
+         */
+        public Builder optTls(StoreTls tls) {
+            this.tls = tls;
+            this.tlsSet = true;
+            return this;
+        }
+
+        /**
          * Sets the largest key accepted, in bytes; default 64 KiB.
          *
          * @param maxKeyBytes at least 1
@@ -472,6 +499,7 @@ public final class TcpStoreServer implements AutoCloseable {
                 throw new IllegalArgumentException("port: " + port + " (expected: 0 to 65535)");
             }
             validateLimits();
+            resolveTls();
             return new TcpStoreServer(this);
         }
 
@@ -498,6 +526,22 @@ public final class TcpStoreServer implements AutoCloseable {
             if (readTimeout == null || readTimeout.isZero() || readTimeout.isNegative()) {
                 throw new IllegalArgumentException(
                         "readTimeout: " + readTimeout + " (expected: a positive duration)");
+            }
+        }
+
+        /**
+         * Takes the environment's TLS settings unless {@link #optTls} was called, and checks that
+         * they hold a certificate.
+         *
+         * @throws IllegalArgumentException if the settings cannot serve
+         */
+        void resolveTls() {
+            if (!tlsSet) {
+                tls = StoreTls.fromEnvironment();
+                tlsSet = true;
+            }
+            if (tls != null) {
+                tls.checkServer();
             }
         }
 

@@ -16,21 +16,25 @@ package ai.djl.distributed.interop;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.djl.distributed.store.tcp.StoreTls;
 import ai.djl.distributed.store.tcp.TcpStore;
 import ai.djl.distributed.store.tcp.TcpStoreServer;
+import ai.djl.distributed.store.tcp.TlsFiles;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.file.Path;
 import java.time.Duration;
 
 /**
- * PyTorch 2.6's TCPStore client against a Java server that requires a store secret: it cannot
- * authenticate, so it is refused at connect (its constructor raises) and never reads the key a Java
- * client with the secret set.
+ * PyTorch 2.6's TCPStore client against a Java server that requires a store secret, or TLS: it can
+ * do neither, so it is refused at connect (its constructor raises) and never reads the key a Java
+ * client that can set.
  */
 @Timeout(180)
-class PythonClientSecretInteropTest {
+class PythonClientRefusedInteropTest {
 
     private static final String SCRIPT =
             """
@@ -40,7 +44,7 @@ class PythonClientSecretInteropTest {
             try:
                 s = dist.TCPStore("127.0.0.1", port, is_master=False, use_libuv=False,
                                   wait_for_workers=False, timeout=datetime.timedelta(seconds=10))
-                print("GOT_IN", s.get("secret_key"))
+                print("GOT_IN", s.get("guarded_key"))
             except Exception as e:
                 print("REFUSED", type(e).__name__, str(e).splitlines()[-1])
             """;
@@ -50,15 +54,36 @@ class PythonClientSecretInteropTest {
         String secret = "interop-secret";
         try (TcpStoreServer server =
                         TcpStoreServer.builder().optHost("127.0.0.1").optSecret(secret).build();
-                TcpStore java =
-                        TcpStore.builder()
-                                .setHost("127.0.0.1")
-                                .setPort(server.getPort())
-                                .optTimeout(Duration.ofSeconds(60))
-                                .optSecret(secret)
-                                .build();
-                PythonPeer py = PythonPeer.start(SCRIPT, Integer.toString(server.getPort()))) {
-            java.set("secret_key", "not for python");
+                TcpStore java = client(server).optSecret(secret).build()) {
+            assertPythonRefused(server, java);
+        }
+    }
+
+    @Test
+    void aPythonClientIsRefusedByAServerWithTls(@TempDir Path dir) throws Exception {
+        TlsFiles files = TlsFiles.make(dir, "djl-interop-ca");
+        StoreTls tls =
+                StoreTls.builder()
+                        .optCertificate(files.chain, files.key)
+                        .optTrustedCertificates(files.authority)
+                        .build();
+        try (TcpStoreServer server =
+                        TcpStoreServer.builder().optHost("127.0.0.1").optTls(tls).build();
+                TcpStore java = client(server).optTls(tls).build()) {
+            assertPythonRefused(server, java);
+        }
+    }
+
+    private static TcpStore.Builder client(TcpStoreServer server) {
+        return TcpStore.builder()
+                .setHost("127.0.0.1")
+                .setPort(server.getPort())
+                .optTimeout(Duration.ofSeconds(60));
+    }
+
+    private static void assertPythonRefused(TcpStoreServer server, TcpStore java) throws Exception {
+        try (PythonPeer py = PythonPeer.start(SCRIPT, Integer.toString(server.getPort()))) {
+            java.set("guarded_key", "not for python");
             String out = py.assertSuccess(Duration.ofSeconds(150));
             assertTrue(!out.contains("GOT_IN") && !out.contains("not for python"), out);
             // PyTorch's client checks its PING echo, which the server answers with a value no

@@ -17,7 +17,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import ai.djl.distributed.store.StoreException;
+import ai.djl.distributed.store.tcp.StoreTls;
 import ai.djl.distributed.store.tcp.TcpStore;
+import ai.djl.distributed.store.tcp.TlsFiles;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -31,11 +33,12 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * An authenticated store through {@code bin/djlrun}: with {@code DJL_DIST_STORE_SECRET} set, the
- * launcher's agent store requires it (a client without it is refused) and its workers, which get it
- * through the environment, pass; the secret is never printed.
+ * A guarded store through {@code bin/djlrun}: with {@code DJL_DIST_STORE_SECRET}, or with the
+ * {@code DJL_DIST_STORE_TLS_*} variables, set, the launcher's agent store requires the secret, or
+ * TLS and each worker's certificate (a client without them is refused), and its workers, which get
+ * the variables through the environment, pass; the secret is never printed.
  */
-class StoreSecretDjlrunTest {
+class GuardedStoreDjlrunTest {
 
     private static final String SECRET = "djlrun-secret-7f3a9c";
     private static final Pattern JOINED = Pattern.compile("rank (\\d) joined as (\\d) of 2");
@@ -48,23 +51,23 @@ class StoreSecretDjlrunTest {
         /**
          * Runs one rank.
          *
-         * @param args unused
+         * @param args {@code secret} or {@code tls}: what a client lacks to be refused
          */
         public static void main(String[] args) {
             String host = System.getenv("MASTER_ADDR");
             int port = Integer.parseInt(System.getenv("MASTER_PORT"));
-            try (TcpStore intruder =
+            boolean tls = args[0].equals("tls");
+            TcpStore.Builder intruder =
                     TcpStore.builder()
                             .setHost(host)
                             .setPort(port)
-                            .optTimeout(Duration.ofSeconds(60))
-                            .optSecret(null)
-                            .build()) {
-                System.out.println("a client without the secret got in: " + intruder);
+                            .optTimeout(Duration.ofSeconds(60));
+            try (TcpStore in =
+                    tls ? intruder.optTls(null).build() : intruder.optSecret(null).build()) {
+                System.out.println("a client without the " + args[0] + " got in: " + in);
             } catch (StoreException e) {
-                System.out.println(
-                        "refused without the secret: "
-                                + e.getMessage().contains("requires a store secret"));
+                String expected = tls ? "requires TLS" : "requires a store secret";
+                System.out.println("refused: " + e.getMessage().contains(expected));
             }
             try (TcpStore store =
                     TcpStore.builder()
@@ -72,11 +75,11 @@ class StoreSecretDjlrunTest {
                             .setPort(port)
                             .optTimeout(Duration.ofSeconds(60))
                             .build()) {
-                long joined = store.add("secret-test/joined", 1);
+                long joined = store.add("guarded-test/joined", 1);
                 if (joined == Integer.parseInt(System.getenv("WORLD_SIZE"))) {
-                    store.set("secret-test/all", new byte[] {1});
+                    store.set("guarded-test/all", new byte[] {1});
                 }
-                store.waitFor(List.of("secret-test/all"));
+                store.waitFor(List.of("guarded-test/all"));
                 System.out.println(
                         "rank " + System.getenv("RANK") + " joined as " + joined + " of 2");
             }
@@ -86,14 +89,29 @@ class StoreSecretDjlrunTest {
     @Test
     @Timeout(120)
     void workersUnderDjlrunShareTheSecretWithoutPrintingIt(@TempDir Path dir) throws Exception {
+        String log = runGuarded(dir, Map.of("DJL_DIST_STORE_SECRET", SECRET), "secret");
+        assertFalse(log.contains(SECRET), "the secret was printed: " + log);
+    }
+
+    @Test
+    @Timeout(120)
+    void workersUnderDjlrunMeetOverTls(@TempDir Path dir) throws Exception {
+        TlsFiles files = TlsFiles.make(dir.resolve("tls"), "djlrun-test-ca");
+        runGuarded(
+                dir,
+                Map.of(
+                        StoreTls.CERT_ENV, files.chain.toString(),
+                        StoreTls.KEY_ENV, files.key.toString(),
+                        StoreTls.CA_ENV, files.authority.toString()),
+                "tls");
+    }
+
+    /** Runs two workers under djlrun with {@code env}; checks both joined and both were refused. */
+    private static String runGuarded(Path dir, Map<String, String> env, String guard)
+            throws Exception {
         Djlrun.Run run;
         try (Djlrun.Job job =
-                Djlrun.start(
-                        dir,
-                        2,
-                        Djlrun.WORKER_JVM,
-                        Map.of("DJL_DIST_STORE_SECRET", SECRET),
-                        Worker.class.getName())) {
+                Djlrun.start(dir, 2, Djlrun.WORKER_JVM, env, Worker.class.getName(), guard)) {
             run = job.await(100);
         }
         assertEquals(0, run.exitCode(), run.log());
@@ -106,14 +124,11 @@ class StoreSecretDjlrunTest {
         }
         assertEquals(2, lines, run.log());
         assertEquals(1 + 2, sum, "each worker got its own count: " + run.log());
-        assertFalse(run.log().contains(SECRET), "the secret was printed: " + run.log());
-        // the agent store requires the secret: each worker's client without it was refused
+        // the agent store is guarded: each worker's client without the guard was refused
         assertEquals(
                 2,
-                Pattern.compile("refused without the secret: true")
-                        .matcher(run.log())
-                        .results()
-                        .count(),
+                Pattern.compile("refused: true").matcher(run.log()).results().count(),
                 run.log());
+        return run.log();
     }
 }

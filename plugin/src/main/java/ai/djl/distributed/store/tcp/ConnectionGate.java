@@ -1,0 +1,116 @@
+/*
+ * Copyright 2026 The DJL Distributed Authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+ * in compliance with the License. You may obtain a copy of the License at
+ *
+ * http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the License
+ * is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express
+ * or implied. See the License for the specific language governing permissions and limitations under
+ * the License.
+ */
+package ai.djl.distributed.store.tcp;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.ByteToMessageDecoder;
+import io.netty.util.concurrent.ScheduledFuture;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A handler at the door of a server connection, before any query is served ({@link
+ * StoreTlsServerHandler}, then {@link StoreAuthServerHandler}): the client must get through within
+ * the read timeout, and a refusal is logged at WARN naming the client and the reason, tells the
+ * client where the protocol allows, and closes the connection. A gate the client passes leaves the
+ * pipeline, which stops its timer.
+ *
+ * <p>Runs on its connection's event loop only; not thread-safe.
+ */
+abstract class ConnectionGate extends ByteToMessageDecoder {
+
+    private final Logger logger = LoggerFactory.getLogger(getClass());
+    private final long timeoutNanos;
+    private boolean refused;
+    private ScheduledFuture<?> timer;
+
+    ConnectionGate(Duration timeout) {
+        this.timeoutNanos = timeout.toNanos();
+    }
+
+    /**
+     * Returns the read timeout in milliseconds.
+     *
+     * @return at least 1
+     */
+    final long timeoutMillis() {
+        return Math.max(1, TimeUnit.NANOSECONDS.toMillis(timeoutNanos));
+    }
+
+    /**
+     * Returns why a client still at the gate when the timeout fires is refused.
+     *
+     * @return the reason, for the log
+     */
+    abstract String timeoutReason();
+
+    /** {@inheritDoc} */
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) throws Exception {
+        super.channelActive(ctx);
+        timer =
+                ctx.executor()
+                        .schedule(
+                                () -> {
+                                    if (!refused && ctx.channel().isActive()) {
+                                        refuse(ctx, timeoutReason(), null);
+                                    }
+                                },
+                                timeoutNanos,
+                                TimeUnit.NANOSECONDS);
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    protected void handlerRemoved0(ChannelHandlerContext ctx) {
+        if (timer != null) {
+            timer.cancel(false);
+        }
+    }
+
+    /**
+     * Returns whether the connection has been refused (it is closing; its bytes are dropped).
+     *
+     * @return {@code true} after {@link #refuse}
+     */
+    final boolean isRefused() {
+        return refused;
+    }
+
+    /**
+     * Refuses the client: logs why, sends {@code reply} if any, and closes the connection.
+     *
+     * @param ctx the connection
+     * @param reason why, for the log
+     * @param reply what tells the client, or {@code null} to just close
+     */
+    final void refuse(ChannelHandlerContext ctx, String reason, ByteBuf reply) {
+        refused = true;
+        logger.warn(
+                "TcpStore server: refusing connection from {}: {}",
+                ctx.channel().remoteAddress(),
+                reason);
+        if (reply == null) {
+            ctx.close();
+        } else {
+            ctx.writeAndFlush(reply).addListener(ChannelFutureListener.CLOSE);
+        }
+    }
+}
