@@ -22,6 +22,7 @@ import ai.djl.distributed.store.tcp.TcpStore;
 
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -58,6 +59,8 @@ final class StoreCommand implements Callable<Integer> {
 
     @Option(names = "--prefix", paramLabel = "P", description = "the keys' prefix (PrefixStore)")
     private String prefix;
+
+    @Mixin private TlsOptions tls = new TlsOptions();
 
     @Option(
             names = "--timeout",
@@ -112,11 +115,15 @@ final class StoreCommand implements Callable<Integer> {
         if (where.file != null) {
             return new FileStore(where.file);
         }
-        return TcpStore.builder()
-                .setHost(where.tcp.host())
-                .setPort(where.tcp.port())
-                .optTimeout(timeout)
-                .build();
+        TcpStore.Builder builder =
+                TcpStore.builder()
+                        .setHost(where.tcp.host())
+                        .setPort(where.tcp.port())
+                        .optTimeout(timeout);
+        if (tls.given()) {
+            builder.optTls(tls.build());
+        }
+        return builder.build();
     }
 
     private ParameterException usage(String message) {

@@ -17,6 +17,7 @@ import ai.djl.distributed.store.tcp.NettyTransport;
 import ai.djl.distributed.store.tcp.TcpStoreServer;
 
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -68,6 +69,8 @@ final class StoreServerCommand implements Callable<Integer> {
             description = "busy polling of the sockets, in microseconds; default: none")
     private Integer busyPollUs;
 
+    @Mixin private TlsOptions tls = new TlsOptions();
+
     /**
      * Serves until the JVM is stopped; blocks until then.
      *
@@ -87,6 +90,9 @@ final class StoreServerCommand implements Callable<Integer> {
         builder.optWarmUp(Duration.ofMillis(warmUpMs));
         if (busyPollUs != null) {
             builder.optBusyPoll(Duration.ofNanos(1000L * busyPollUs));
+        }
+        if (tls.given()) {
+            builder.optTls(tls.build());
         }
         int expected = worldSize == null ? 0 : worldSize;
         TcpStoreServer server = builder.build();
