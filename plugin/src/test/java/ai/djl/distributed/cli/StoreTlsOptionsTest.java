@@ -28,6 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 
 /** {@code djl-dist store} with the {@code --tls-*} options, against a server with TLS. */
@@ -37,71 +38,35 @@ class StoreTlsOptionsTest {
     @Test
     void theStoreCommandSpeaksTlsWithItsOptions(@TempDir Path dir) throws Exception {
         TlsFiles files = TlsFiles.make(dir, "djl-cli-ca");
-        StoreTls tls =
-                StoreTls.builder()
-                        .optCertificate(files.chain, files.key)
-                        .optTrustedCertificates(files.authority)
-                        .build();
+        StoreTls tls = files.settings();
         try (TcpStoreServer server =
                 TcpStoreServer.builder().optHost("127.0.0.1").optSecret(null).optTls(tls).build()) {
-            String tcp = "127.0.0.1:" + server.getPort();
             String chain = files.chain.toString();
-            String key = files.key.toString();
             String ca = files.authority.toString();
+            int port = server.getPort();
             // mutual TLS: the client's certificate and the authority
             assertEquals(
                     0,
-                    Main.run(
-                            List.of(
-                                    "store",
-                                    "--tcp",
-                                    tcp,
-                                    "--tls-cert",
-                                    chain,
-                                    "--tls-key",
-                                    key,
-                                    "--tls-ca",
-                                    ca,
-                                    "--timeout",
-                                    "20",
-                                    "set",
-                                    "k",
-                                    "v")));
+                    store(
+                            port,
+                            "--tls-cert",
+                            chain,
+                            "--tls-key",
+                            files.key.toString(),
+                            "--tls-ca",
+                            ca,
+                            "set",
+                            "k",
+                            "v"));
             // the authority alone: the server refuses a client without a certificate
-            assertEquals(
-                    1,
-                    Main.run(
-                            List.of(
-                                    "store",
-                                    "--tcp",
-                                    tcp,
-                                    "--tls-ca",
-                                    ca,
-                                    "--timeout",
-                                    "20",
-                                    "set",
-                                    "k2",
-                                    "v")));
+            assertEquals(1, store(port, "--tls-ca", ca, "set", "k2", "v"));
             // a certificate without its key is refused before connecting
-            assertEquals(
-                    1,
-                    Main.run(
-                            List.of(
-                                    "store",
-                                    "--tcp",
-                                    tcp,
-                                    "--tls-cert",
-                                    chain,
-                                    "--tls-ca",
-                                    ca,
-                                    "set",
-                                    "k3",
-                                    "v")));
+            assertEquals(1, store(port, "--tls-cert", chain, "--tls-ca", ca, "set", "k3", "v"));
             assertEquals(1, server.numKeys());
             try (TcpStore check =
                     TcpStore.builder()
                             .setHost("127.0.0.1")
-                            .setPort(server.getPort())
+                            .setPort(port)
                             .optSecret(null)
                             .optTls(tls)
                             .optTimeout(Duration.ofSeconds(20))
@@ -109,5 +74,13 @@ class StoreTlsOptionsTest {
                 assertArrayEquals("v".getBytes(StandardCharsets.UTF_8), check.get("k"));
             }
         }
+    }
+
+    /** Runs {@code djl-dist store --tcp 127.0.0.1:PORT --timeout 20 ARGS}; returns its status. */
+    private static int store(int port, String... args) {
+        List<String> line =
+                new ArrayList<>(List.of("store", "--tcp", "127.0.0.1:" + port, "--timeout", "20"));
+        line.addAll(List.of(args));
+        return Main.run(line);
     }
 }

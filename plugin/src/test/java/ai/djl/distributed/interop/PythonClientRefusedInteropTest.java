@@ -61,12 +61,7 @@ class PythonClientRefusedInteropTest {
 
     @Test
     void aPythonClientIsRefusedByAServerWithTls(@TempDir Path dir) throws Exception {
-        TlsFiles files = TlsFiles.make(dir, "djl-interop-ca");
-        StoreTls tls =
-                StoreTls.builder()
-                        .optCertificate(files.chain, files.key)
-                        .optTrustedCertificates(files.authority)
-                        .build();
+        StoreTls tls = TlsFiles.make(dir, "djl-interop-ca").settings();
         try (TcpStoreServer server =
                         TcpStoreServer.builder().optHost("127.0.0.1").optTls(tls).build();
                 TcpStore java = client(server).optTls(tls).build()) {

@@ -133,6 +133,19 @@ public final class TlsFiles {
         return files;
     }
 
+    /**
+     * Returns settings that hold all three files, as every rank of a job would: a server with them
+     * requires client certificates (mutual TLS).
+     *
+     * @return the settings, on the default TLS implementation
+     */
+    public StoreTls settings() {
+        return StoreTls.builder()
+                .optCertificate(chain, key)
+                .optTrustedCertificates(authority)
+                .build();
+    }
+
     private static String pkcs8(Path keystore) throws IOException {
         try (InputStream in = Files.newInputStream(keystore)) {
             KeyStore ks = KeyStore.getInstance("PKCS12");
