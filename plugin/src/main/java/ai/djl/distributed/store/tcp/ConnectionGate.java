@@ -17,10 +17,10 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
+import io.netty.handler.ssl.SslHandshakeCompletionEvent;
 import io.netty.util.concurrent.ScheduledFuture;
 
 import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -30,19 +30,30 @@ import java.util.concurrent.TimeUnit;
  * StoreTlsServerHandler}, then {@link StoreAuthServerHandler}): the client must get through within
  * the read timeout, and a refusal is logged at WARN naming the client and the reason, tells the
  * client where the protocol allows, and closes the connection. A gate the client passes leaves the
- * pipeline, which stops its timer.
+ * pipeline, which stops its timer. A gate behind TLS starts its timer when the TLS handshake has
+ * succeeded, so a server busy with handshakes does not spend the client's time at the next gate.
  *
  * <p>Runs on its connection's event loop only; not thread-safe.
  */
 abstract class ConnectionGate extends ByteToMessageDecoder {
 
-    private final Logger logger = LoggerFactory.getLogger(getClass());
+    private final Logger logger;
     private final long timeoutNanos;
+    private final boolean afterTls;
     private boolean refused;
     private ScheduledFuture<?> timer;
 
-    ConnectionGate(Duration timeout) {
+    /**
+     * Creates the gate of one connection.
+     *
+     * @param logger where refusals are logged (the subclass's)
+     * @param timeout how long the client has to get through
+     * @param afterTls whether a TLS handshake comes first, which then starts the timer
+     */
+    ConnectionGate(Logger logger, Duration timeout, boolean afterTls) {
+        this.logger = logger;
         this.timeoutNanos = timeout.toNanos();
+        this.afterTls = afterTls;
     }
 
     /**
@@ -65,6 +76,23 @@ abstract class ConnectionGate extends ByteToMessageDecoder {
     @Override
     public void channelActive(ChannelHandlerContext ctx) throws Exception {
         super.channelActive(ctx);
+        if (!afterTls) {
+            startTimer(ctx);
+        }
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object event) throws Exception {
+        if (afterTls
+                && event instanceof SslHandshakeCompletionEvent
+                && ((SslHandshakeCompletionEvent) event).isSuccess()) {
+            startTimer(ctx);
+        }
+        super.userEventTriggered(ctx, event);
+    }
+
+    private void startTimer(ChannelHandlerContext ctx) {
         timer =
                 ctx.executor()
                         .schedule(

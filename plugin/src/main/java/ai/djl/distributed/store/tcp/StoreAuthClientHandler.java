@@ -163,8 +163,18 @@ public final class StoreAuthClientHandler extends ByteToMessageDecoder {
     }
 
     private void fail(ChannelHandlerContext ctx, String why) {
-        result.completeExceptionally(new StoreException("the store server at " + peer + " " + why));
+        result.completeExceptionally(new Refused("the store server at " + peer + " " + why));
         ctx.close();
+    }
+
+    /** The server's verdict on this client (as opposed to a connection that just closed). */
+    static final class Refused extends StoreException {
+
+        private static final long serialVersionUID = 1L;
+
+        Refused(String message) {
+            super(message);
+        }
     }
 
     /** {@inheritDoc} */

@@ -16,6 +16,9 @@ package ai.djl.distributed.store.tcp;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.time.Duration;
 import java.util.List;
 
@@ -29,6 +32,8 @@ import java.util.List;
  */
 final class StoreAuthServerHandler extends ConnectionGate {
 
+    private static final Logger logger = LoggerFactory.getLogger(StoreAuthServerHandler.class);
+
     private enum Step {
         VALIDATE,
         HELLO,
@@ -41,8 +46,15 @@ final class StoreAuthServerHandler extends ConnectionGate {
     private byte[] clientNonce;
     private byte[] serverNonce;
 
-    StoreAuthServerHandler(byte[] secret, Duration timeout) {
-        super(timeout);
+    /**
+     * Creates the handler of one connection.
+     *
+     * @param secret the store secret
+     * @param timeout how long the client has to authenticate
+     * @param afterTls whether TLS comes first (the time then runs from its handshake's end)
+     */
+    StoreAuthServerHandler(byte[] secret, Duration timeout, boolean afterTls) {
+        super(logger, timeout, afterTls);
         this.secret = secret;
     }
 

@@ -20,13 +20,9 @@ import ai.djl.distributed.store.tcp.PendingCall.Reply;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
-import io.netty.handler.ssl.SslHandler;
-import io.netty.handler.ssl.SslHandshakeTimeoutException;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -41,8 +37,6 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
-
-import javax.net.ssl.SSLException;
 
 /**
  * One client connection to a TCPStore server, on the event loops shared by the JVM's clients.
@@ -88,6 +82,7 @@ final class StoreConnection implements AutoCloseable {
         long backoff = FIRST_BACKOFF.toNanos();
         Throwable last = null;
         boolean ping = true;
+        int tlsCuts = 0;
         while (true) {
             long left = deadline - System.nanoTime();
             if (left <= 0) {
@@ -103,8 +98,14 @@ final class StoreConnection implements AutoCloseable {
             }
             try {
                 return open(host, port, Duration.ofNanos(left), ping, secret, tls);
-            } catch (AuthenticationException e) {
-                throw e; // retrying cannot change the secrets
+            } catch (RefusedException e) {
+                throw e; // retrying cannot change the secrets or certificates
+            } catch (StoreTlsClient.HandshakeCut e) {
+                if (++tlsCuts >= StoreTlsClient.HANDSHAKE_ATTEMPTS) {
+                    throw new RefusedException(
+                            e.getMessage() + ", " + tlsCuts + " times", e.getCause());
+                }
+                last = e;
             } catch (PingRejectedException e) {
                 // PyTorch 2.2 and 2.3 servers predate PING and drop the connection on it
                 logger.info(
@@ -144,8 +145,7 @@ final class StoreConnection implements AutoCloseable {
                 secret == null || secret.isEmpty()
                         ? null
                         : new StoreAuthClientHandler(secret, peer);
-        AtomicReference<SslHandler> ssl = new AtomicReference<>();
-        TlsFailure tlsFailure = new TlsFailure();
+        AtomicReference<StoreTlsClient> tlsClient = new AtomicReference<>();
         try {
             Bootstrap bootstrap =
                     new Bootstrap()
@@ -163,15 +163,13 @@ final class StoreConnection implements AutoCloseable {
                                         @Override
                                         protected void initChannel(Channel ch) {
                                             if (tls != null) {
-                                                ssl.set(
-                                                        tls.newClientHandler(
-                                                                ch.alloc(), host, port));
-                                                // a busy server (a rendezvous of thousands) may
-                                                // take longer than Netty's 10 s default
-                                                ssl.get()
-                                                        .setHandshakeTimeoutMillis(
-                                                                Math.max(1, timeout.toMillis()));
-                                                ch.pipeline().addLast(ssl.get(), tlsFailure);
+                                                tlsClient.set(
+                                                        new StoreTlsClient(
+                                                                tls,
+                                                                ch.pipeline(),
+                                                                host,
+                                                                port,
+                                                                timeout));
                                             }
                                             if (auth != null) {
                                                 ch.pipeline().addLast(auth);
@@ -187,7 +185,7 @@ final class StoreConnection implements AutoCloseable {
             }
             channel = future.channel();
             if (tls != null) {
-                startTls(ssl.get(), peer, deadline);
+                tlsClient.get().awaitHandshake(deadline);
             }
             try {
                 if (auth != null) {
@@ -200,7 +198,9 @@ final class StoreConnection implements AutoCloseable {
                         auth == null);
                 return conn;
             } catch (StoreException e) {
-                throw tls == null ? e : afterTls(e, tlsFailure.cause, channel, peer);
+                throw tls == null
+                        ? e
+                        : tlsClient.get().afterHandshake(e, decoder.failure() != null);
             }
         } catch (RuntimeException e) {
             if (channel != null) {
@@ -213,88 +213,11 @@ final class StoreConnection implements AutoCloseable {
         }
     }
 
-    private static void startTls(SslHandler ssl, String peer, long deadline) {
-        long millis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
-        if (!ssl.handshakeFuture().awaitUninterruptibly(millis)) {
-            throw new StoreException("the TLS handshake with " + peer + " timed out");
-        }
-        if (!ssl.handshakeFuture().isSuccess()) {
-            Throwable cause = ssl.handshakeFuture().cause();
-            if (cause instanceof SslHandshakeTimeoutException) {
-                throw new StoreException("the TLS handshake with " + peer + " timed out", cause);
-            }
-            throw new AuthenticationException(
-                    "the TLS handshake with the store server at "
-                            + peer
-                            + " failed: "
-                            + (cause instanceof java.nio.channels.ClosedChannelException
-                                    ? "the server closed the connection"
-                                    : cause.getMessage())
-                            + " (does the server use TLS, with a certificate signed by the"
-                            + " authority of "
-                            + StoreTls.CA_ENV
-                            + "?)",
-                    cause);
-        }
-    }
-
-    /**
-     * What a failure after a successful TLS handshake means. TLS 1.3 lets the client finish its
-     * side of the handshake before the server checks the client's certificate, so a refused
-     * certificate arrives as an alert in place of the first reply, or, when the client's first
-     * queries meet the closed socket, as a reset that discards the alert. Either is final: a server
-     * with TLS closes a connection it has accepted only to refuse it.
-     */
-    private static StoreException afterTls(
-            StoreException e, Throwable alert, Channel channel, String peer) {
-        String fix =
-                " (a server that requires client certificates needs "
-                        + StoreTls.CERT_ENV
-                        + " and "
-                        + StoreTls.KEY_ENV
-                        + ", signed by its authority)";
-        if (alert != null) {
-            return new AuthenticationException(
-                    "the store server at "
-                            + peer
-                            + " refused this client's TLS: "
-                            + alert.getMessage()
-                            + fix,
-                    e);
-        }
-        if (e instanceof AuthenticationException || channel.isActive()) {
-            return e;
-        }
-        return new AuthenticationException(
-                "the store server at "
-                        + peer
-                        + " closed the connection right after the TLS handshake: "
-                        + e.getMessage()
-                        + fix,
-                e);
-    }
-
-    /** Records the first TLS failure (an alert from the server) seen by a connection. */
-    private static final class TlsFailure extends ChannelInboundHandlerAdapter {
-
-        volatile Throwable cause;
-
-        @Override
-        public void exceptionCaught(ChannelHandlerContext ctx, Throwable failure) {
-            for (Throwable t = failure; t != null && cause == null; t = t.getCause()) {
-                if (t instanceof SSLException) {
-                    cause = t;
-                }
-            }
-            ctx.fireExceptionCaught(failure);
-        }
-    }
-
     private static void authenticate(StoreAuthClientHandler auth, String peer, long deadline) {
         try {
             auth.result().get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (ExecutionException e) {
-            throw new AuthenticationException(e.getCause().getMessage(), e.getCause());
+            throw new RefusedException(e.getCause().getMessage(), e.getCause());
         } catch (TimeoutException e) {
             throw new StoreException("authentication with " + peer + " timed out", e);
         } catch (InterruptedException e) {
@@ -331,7 +254,7 @@ final class StoreConnection implements AutoCloseable {
             throw e;
         }
         if (Long.valueOf(StoreTls.TLS_REQUIRED).equals(echo)) {
-            throw new AuthenticationException(
+            throw new RefusedException(
                     "the store server at "
                             + channel.remoteAddress()
                             + " requires TLS, and this client has none: set "
@@ -341,7 +264,7 @@ final class StoreConnection implements AutoCloseable {
                     null);
         }
         if (Long.valueOf(StoreAuth.AUTH_REQUIRED).equals(echo)) {
-            throw new AuthenticationException(
+            throw new RefusedException(
                     "the store server at "
                             + channel.remoteAddress()
                             + " requires a store secret, and this client has none: set "
@@ -499,12 +422,12 @@ final class StoreConnection implements AutoCloseable {
         }
     }
 
-    /** Authentication failed: no retry can help. */
-    private static final class AuthenticationException extends StoreException {
+    /** The server refused this client (its secret, its TLS): no retry can help. */
+    static final class RefusedException extends StoreException {
 
         private static final long serialVersionUID = 1L;
 
-        AuthenticationException(String message, Throwable cause) {
+        RefusedException(String message, Throwable cause) {
             super(message, cause);
         }
     }

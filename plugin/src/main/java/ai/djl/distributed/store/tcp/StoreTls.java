@@ -38,7 +38,7 @@ import javax.net.ssl.SSLException;
  * server and, for mutual TLS, by each client; and the certificates of the authority that signed
  * them, against which each side checks the other's chain. The host name is not checked against the
  * certificate: store addresses are often bare IPs, and a job's own authority signs only the job's
- * certificates. TLS 1.3 or 1.2, by the JDK; or by BoringSSL, much faster to shake hands, when the
+ * certificates. TLS 1.3, by the JDK; or by BoringSSL, much faster to shake hands, when the
  * application adds Netty's {@code netty-tcnative-boringssl-static} (this library does not).
  *
  * <p>Immutable and thread-safe; the PEM files are read once, by {@link Builder#build()}.
@@ -63,7 +63,8 @@ public final class StoreTls {
     /** What a server with TLS answers to a plaintext AUTH, in place of the AUTH byte. */
     static final int TLS_REQUIRED_AUTH = 0xD6;
 
-    private static final String[] PROTOCOLS = {"TLSv1.3", "TLSv1.2"};
+    // only this project's clients and servers speak it: no older version to be compatible with
+    private static final String[] PROTOCOLS = {"TLSv1.3"};
 
     /**
      * BoringSSL when the application puts Netty's {@code netty-tcnative-boringssl-static} on the

@@ -20,6 +20,7 @@ import io.netty.handler.ssl.SslHandler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.nio.channels.ClosedChannelException;
 import java.time.Duration;
 import java.util.List;
 
@@ -29,8 +30,9 @@ import java.util.List;
  * go on to it. Anything else is a plaintext client (PyTorch's, or ours without TLS settings): it is
  * told where the protocol allows (its PING is answered with {@link StoreTls#TLS_REQUIRED}, its AUTH
  * with {@link StoreTls#TLS_REQUIRED_AUTH}), the refusal is logged at WARN naming it, and the
- * connection is closed, so it never reads or writes a key. A client that sends nothing, or does not
- * finish the TLS handshake, within the read timeout is closed too.
+ * connection is closed, so it never reads or writes a key. A client that sends nothing within the
+ * read timeout is closed too, and so is one whose TLS handshake does not end within the read
+ * timeout after it began.
  *
  * <p>Runs on its connection's event loop only; not thread-safe.
  */
@@ -44,7 +46,7 @@ final class StoreTlsServerHandler extends ConnectionGate {
     private boolean validated; // a plaintext VALIDATE came: the next query says what to answer
 
     StoreTlsServerHandler(StoreTls tls, Duration timeout) {
-        super(timeout);
+        super(logger, timeout, false);
         this.tls = tls;
     }
 
@@ -117,7 +119,10 @@ final class StoreTlsServerHandler extends ConnectionGate {
         ssl.handshakeFuture()
                 .addListener(
                         f -> {
-                            if (!f.isSuccess()) {
+                            if (f.cause() instanceof ClosedChannelException) {
+                                // the client left, or the server is closing: nothing to report
+                                logger.debug("TLS handshake with {} cut: closed", remote);
+                            } else if (!f.isSuccess()) {
                                 logger.warn(
                                         "TcpStore server: refusing connection from {}: TLS"
                                                 + " handshake failed: {}",

@@ -164,7 +164,9 @@ public final class TcpStoreServer implements AutoCloseable {
                                             ch.pipeline()
                                                     .addLast(
                                                             new StoreAuthServerHandler(
-                                                                    secret, builder.readTimeout));
+                                                                    secret,
+                                                                    builder.readTimeout,
+                                                                    tls != null));
                                         }
                                         StoreRequestDecoder decoder =
                                                 new StoreRequestDecoder(

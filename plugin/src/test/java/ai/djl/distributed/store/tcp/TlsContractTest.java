@@ -249,22 +249,50 @@ abstract class TlsContractTest {
             StoreException wrong =
                     refusedAtOnce(() -> client(server.getPort(), tls, "wrong").close());
             assertTrue(wrong.getMessage().contains("secrets differ"), wrong.getMessage());
+            // the right secret does not make up for a missing client certificate
+            StoreException noCertificate =
+                    refusedAtOnce(() -> client(server.getPort(), trusting(job), "s3cret").close());
+            assertTrue(
+                    noCertificate.getMessage().contains(StoreTls.CERT_ENV),
+                    noCertificate.getMessage());
             assertEquals(1, server.numKeys());
         }
+        // a client with a secret against a TLS server without one is told so, at once
+        try (TcpStoreServer noSecret = server(tls)) {
+            StoreException e =
+                    refusedAtOnce(() -> client(noSecret.getPort(), tls, "s3cret").close());
+            assertTrue(e.getMessage().contains("without a secret"), e.getMessage());
+            assertEquals(0, noSecret.numKeys());
+        }
+    }
+
+    /** A server with TLS and a read timeout of 300 ms. */
+    private TcpStoreServer impatientServer() {
+        return TcpStoreServer.builder()
+                .optHost("127.0.0.1")
+                .optSecret(null)
+                .optTls(serverOnly(job))
+                .optReadTimeout(Duration.ofMillis(300))
+                .build();
     }
 
     @Test
     void aClientThatNeverStartsTlsIsClosedAtTheReadTimeout() throws Exception {
-        try (TcpStoreServer server =
-                        TcpStoreServer.builder()
-                                .optHost("127.0.0.1")
-                                .optSecret(null)
-                                .optTls(serverOnly(job))
-                                .optReadTimeout(Duration.ofMillis(300))
-                                .build();
+        try (TcpStoreServer server = impatientServer();
                 RawClient silent = new RawClient(server.getPort())) {
             // RawClient reads for at most 10 s: a close well after the 300 ms read timeout fails
             assertTrue(silent.closedByServer(), "closed by the server");
+        }
+    }
+
+    @Test
+    void aClientThatStallsInTheTlsHandshakeIsClosedAtTheReadTimeout() throws Exception {
+        try (TcpStoreServer server = impatientServer();
+                RawClient stalled = new RawClient(server.getPort())) {
+            // a TLS handshake record's header announcing 64 bytes, then nothing
+            stalled.raw(new byte[] {0x16, 0x03, 0x01, 0x00, 0x40});
+            assertTrue(stalled.closedByServer(), "closed by the server");
+            assertEquals(0, server.numKeys());
         }
     }
 
@@ -304,7 +332,7 @@ abstract class TlsContractTest {
                 assertThrows(
                         IllegalArgumentException.class,
                         () -> StoreTls.builder().optCertificate(garbage, job.key).build());
-        assertTrue(notPem.getMessage().contains("PEM"), notPem.getMessage());
+        assertTrue(notPem.getMessage().contains(garbage.toString()), notPem.getMessage());
 
         IllegalArgumentException serverWithoutCertificate =
                 assertThrows(IllegalArgumentException.class, () -> server(trusting(job)).close());
