@@ -65,8 +65,10 @@ final class StoreConnection implements AutoCloseable {
      * Connects, retrying refused or reset connections with jittered exponential backoff until the
      * timeout, then validates the protocol (VALIDATE, then a PING that must echo its nonce). With
      * TLS settings, TLS starts first; with a secret, the client and the server then prove it to
-     * each other ({@link StoreAuth}). A failed TLS handshake or proof, or a server that requires
-     * TLS or a secret this client lacks, fails at once, without retries.
+     * each other ({@link StoreAuth}). A certificate the TLS handshake refuses, a failed proof, or a
+     * server that requires TLS or a secret this client lacks, fails at once, without retries; a TLS
+     * handshake the server only closed is tried {@value StoreTlsClient#HANDSHAKE_ATTEMPTS} times
+     * ({@link StoreTlsClient}).
      *
      * @param host the server's host
      * @param port the server's port
