@@ -13,15 +13,15 @@
 #      (../shared/peers/torch_store_bench.py), against each server and the C floor;
 #   4. rendezvous: N simultaneous raw clients (connect, VALIDATE, ADD, WAIT for the last;
 #      `djl-dist bench store-rendezvous`, whose JIT warm-up runs against a private server) on a
-#      fresh server each run, for N in RDZV_SIZES; ours with and without a store secret, and with
-#      TLS (certificates made here by openssl for the run, if it is installed).
+#      fresh server each run, for N in RDZV_SIZES; ours with and without a store secret, and, when
+#      RDZV_SERVERS names java-tls, with mutual TLS (certificates made here by openssl for the run).
 # Needs gcc and the peer (../shared/peers/setup.sh). Takes about 12 minutes with the defaults on a
 # 2-core machine. Prints one line per run, then a table of medians and ratios.
 # usage: bench/store_bench.sh [REPEAT=5] [SECONDS=3]
 #   env: CONNS="1 16 64", RDZV_SIZES="9000 20000" (each capped below the open-file limit),
 #        PY_CLIENTS=16, PY_ROUNDS=500, RDZV_TIMEOUT=30 (a run past it counts as failed),
 #        SKIP="" (any of: capacity steady python rendezvous),
-#        RDZV_SERVERS="java java-secret java-tls pytorch c" (java-tls needs openssl)
+#        RDZV_SERVERS="java java-secret pytorch c" (java-tls too for TLS; with RDZV_TIMEOUT=180)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 PEERS="${PEERS:-$ROOT/../shared/peers}"
@@ -60,8 +60,10 @@ if command -v openssl >/dev/null; then
   cat "$WORK/leaf.pem" "$WORK/ca.pem" > "$WORK/chain.pem"
   TLS_ENV=(DJL_DIST_STORE_TLS_CERT="$WORK/chain.pem" DJL_DIST_STORE_TLS_KEY="$WORK/key.pem" DJL_DIST_STORE_TLS_CA="$WORK/ca.pem")
 fi
-if [ -z "${RDZV_SERVERS:-}" ]; then
-  RDZV_SERVERS="java java-secret pytorch c"; [ ${#TLS_ENV[@]} -gt 0 ] && RDZV_SERVERS="java java-secret java-tls pytorch c"
+# java-tls only when asked: on the JDK's TLS a rendezvous of thousands outlasts RDZV_TIMEOUT's default
+RDZV_SERVERS=${RDZV_SERVERS:-"java java-secret pytorch c"}
+if [[ " $RDZV_SERVERS " == *" java-tls "* ]] && [ ${#TLS_ENV[@]} -eq 0 ]; then
+  echo "RDZV_SERVERS names java-tls, and openssl is not installed to make its certificates" >&2; exit 1
 fi
 # tls_env WHICH: the TLS variables for java-tls, none otherwise
 tls_env() { [ "$1" = java-tls ] && printf '%s\n' "${TLS_ENV[@]}"; true; }
