@@ -99,6 +99,7 @@ public final class TcpStoreServer implements AutoCloseable {
                             builder.secret,
                             builder.tls);
             address = (InetSocketAddress) channel.localAddress();
+            logGuards(builder);
             if (builder.warmUp.compareTo(Duration.ZERO) > 0) {
                 long start = System.nanoTime();
                 ServerWarmUp.run(this, builder);
@@ -121,6 +122,30 @@ public final class TcpStoreServer implements AutoCloseable {
                             + e.getMessage(),
                     e);
         }
+    }
+
+    // What keeps strangers out, once at start, so an operator sees it beside "listening"
+    private void logGuards(Builder builder) {
+        if (builder.tls == null && builder.secret == null) {
+            return;
+        }
+        String tls =
+                builder.tls == null
+                        ? "no TLS"
+                        : builder.tls.requiresClientCertificates()
+                                ? "TLS, client certificates required"
+                                : "TLS, no client certificates";
+        String secret = builder.secret == null ? "no store secret" : "store secret required";
+        logger.info(
+                "{}: {}, {}{}",
+                this,
+                tls,
+                secret,
+                builder.tls != null
+                                && !builder.tls.requiresClientCertificates()
+                                && builder.secret == null
+                        ? " (any TLS client may read and write keys)"
+                        : "");
     }
 
     /**
