@@ -30,9 +30,9 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
-import io.netty.handler.ssl.SslHandler;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
@@ -108,12 +108,14 @@ public final class StoreRendezvousBench {
                                         protected void initChannel(Channel ch) {
                                             if (tls != null) {
                                                 // writes wait for the TLS handshake
-                                                SslHandler ssl =
-                                                        tls.newClientHandler(
-                                                                ch.alloc(), host, port);
-                                                ssl.setHandshakeTimeoutMillis(
-                                                        timeoutSeconds * 1000L);
-                                                ch.pipeline().addLast(ssl);
+                                                ch.pipeline()
+                                                        .addLast(
+                                                                tls.newClientHandler(
+                                                                        ch.alloc(),
+                                                                        host,
+                                                                        port,
+                                                                        Duration.ofSeconds(
+                                                                                timeoutSeconds)));
                                             }
                                             if (secret != null) {
                                                 // the client's channelActive follows the

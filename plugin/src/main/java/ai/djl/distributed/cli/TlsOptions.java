@@ -60,23 +60,9 @@ final class TlsOptions {
      *
      * @return the settings
      * @throws IllegalArgumentException if only one of {@code --tls-cert} and {@code --tls-key} is
-     *     given, or a file cannot be read or parsed
+     *     given, or a file cannot be read or parsed ({@link StoreTls.Builder#build()})
      */
     StoreTls build() {
-        if ((cert == null) != (key == null)) {
-            throw new IllegalArgumentException(
-                    (cert == null ? "--tls-key" : "--tls-cert")
-                            + " without "
-                            + (cert == null ? "--tls-cert" : "--tls-key")
-                            + " (expected: both, a certificate chain and its private key)");
-        }
-        StoreTls.Builder b = StoreTls.builder();
-        if (cert != null) {
-            b.optCertificate(cert, key);
-        }
-        if (ca != null) {
-            b.optTrustedCertificates(ca);
-        }
-        return b.build();
+        return StoreTls.builder().optCertificate(cert, key).optTrustedCertificates(ca).build();
     }
 }

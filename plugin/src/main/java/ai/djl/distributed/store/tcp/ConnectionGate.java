@@ -23,6 +23,7 @@ import io.netty.util.concurrent.ScheduledFuture;
 import org.slf4j.Logger;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -38,7 +39,7 @@ import java.util.concurrent.TimeUnit;
 abstract class ConnectionGate extends ByteToMessageDecoder {
 
     private final Logger logger;
-    private final long timeoutNanos;
+    private final Duration timeout;
     private final boolean afterTls;
     private boolean refused;
     private ScheduledFuture<?> timer;
@@ -52,17 +53,17 @@ abstract class ConnectionGate extends ByteToMessageDecoder {
      */
     ConnectionGate(Logger logger, Duration timeout, boolean afterTls) {
         this.logger = logger;
-        this.timeoutNanos = timeout.toNanos();
+        this.timeout = timeout;
         this.afterTls = afterTls;
     }
 
     /**
-     * Returns the read timeout in milliseconds.
+     * Returns how long the client has to get through.
      *
-     * @return at least 1
+     * @return the read timeout
      */
-    final long timeoutMillis() {
-        return Math.max(1, TimeUnit.NANOSECONDS.toMillis(timeoutNanos));
+    final Duration timeout() {
+        return timeout;
     }
 
     /**
@@ -101,7 +102,7 @@ abstract class ConnectionGate extends ByteToMessageDecoder {
                                         refuse(ctx, timeoutReason(), null);
                                     }
                                 },
-                                timeoutNanos,
+                                timeout.toNanos(),
                                 TimeUnit.NANOSECONDS);
     }
 
@@ -113,13 +114,45 @@ abstract class ConnectionGate extends ByteToMessageDecoder {
         }
     }
 
+    /** {@inheritDoc} */
+    @Override
+    protected final void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+        if (refused) {
+            in.skipBytes(in.readableBytes()); // the connection is closing
+            return;
+        }
+        admit(ctx, in);
+    }
+
     /**
-     * Returns whether the connection has been refused (it is closing; its bytes are dropped).
+     * Reads what the client sent so far and lets it through (by leaving the pipeline), refuses it,
+     * or waits for more bytes.
      *
-     * @return {@code true} after {@link #refuse}
+     * @param ctx the connection
+     * @param in the bytes received and not consumed yet
      */
-    final boolean isRefused() {
-        return refused;
+    abstract void admit(ChannelHandlerContext ctx, ByteBuf in);
+
+    /**
+     * Reads PyTorch's VALIDATE (opcode and magic), with which every client's first query begins.
+     *
+     * @param ctx the connection
+     * @param in the bytes received
+     * @param otherwise why a client that sent something else is refused
+     * @return {@code true} once a VALIDATE was read; {@code false} while its bytes are still
+     *     coming, or after refusing the client
+     */
+    final boolean readValidate(ChannelHandlerContext ctx, ByteBuf in, String otherwise) {
+        if (in.readableBytes() < 1 + Integer.BYTES) {
+            return false;
+        }
+        int first = in.readUnsignedByte();
+        long magic = in.readUnsignedIntLE();
+        if (first != StoreOpcode.VALIDATE.code() || magic != StoreProtocol.MAGIC) {
+            refuse(ctx, otherwise, null);
+            return false;
+        }
+        return true;
     }
 
     /**

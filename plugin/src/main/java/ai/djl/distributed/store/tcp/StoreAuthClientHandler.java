@@ -90,12 +90,7 @@ public final class StoreAuthClientHandler extends ByteToMessageDecoder {
             }
             int type = in.readUnsignedByte();
             if (type == StoreTls.TLS_REQUIRED_AUTH) {
-                fail(
-                        ctx,
-                        "requires TLS, and this client has none: set "
-                                + StoreTls.CA_ENV
-                                + " (or TcpStore.Builder.optTls) to the authority of the server's"
-                                + " certificate");
+                refuse(ctx, StoreTls.requiredBy(peer));
                 return;
             }
             if (type != StoreAuth.AUTH) {
@@ -163,7 +158,11 @@ public final class StoreAuthClientHandler extends ByteToMessageDecoder {
     }
 
     private void fail(ChannelHandlerContext ctx, String why) {
-        result.completeExceptionally(new Refused("the store server at " + peer + " " + why));
+        refuse(ctx, "the store server at " + peer + " " + why);
+    }
+
+    private void refuse(ChannelHandlerContext ctx, String message) {
+        result.completeExceptionally(new Refused(message));
         ctx.close();
     }
 

@@ -20,7 +20,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
-import java.util.List;
 
 /**
  * The server's side of {@link StoreAuth}'s handshake, first in the pipeline of every connection of
@@ -61,19 +60,16 @@ final class StoreAuthServerHandler extends ConnectionGate {
     /** {@inheritDoc} */
     @Override
     String timeoutReason() {
-        return "no authentication within " + timeoutMillis() + " ms";
+        return "no authentication within " + timeout().toMillis() + " ms";
     }
 
     /** {@inheritDoc} */
     @Override
-    protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
-        if (isRefused()) {
-            in.skipBytes(in.readableBytes()); // the connection is closing
-            return;
-        }
+    void admit(ChannelHandlerContext ctx, ByteBuf in) {
         switch (step) {
             case VALIDATE:
-                if (validate(ctx, in)) {
+                if (readValidate(ctx, in, "first query is not VALIDATE with the protocol magic")) {
+                    step = Step.HELLO;
                     hello(ctx, in); // the hello may be in the same read
                 }
                 return;
@@ -86,20 +82,6 @@ final class StoreAuthServerHandler extends ConnectionGate {
             default:
                 in.skipBytes(in.readableBytes());
         }
-    }
-
-    private boolean validate(ChannelHandlerContext ctx, ByteBuf in) {
-        if (in.readableBytes() < 5) {
-            return false;
-        }
-        int first = in.readUnsignedByte();
-        long magic = in.readUnsignedIntLE();
-        if (first != StoreOpcode.VALIDATE.code() || magic != StoreProtocol.MAGIC) {
-            refuse(ctx, "first query is not VALIDATE with the protocol magic", null);
-            return false;
-        }
-        step = Step.HELLO;
-        return true;
     }
 
     private void hello(ChannelHandlerContext ctx, ByteBuf in) {

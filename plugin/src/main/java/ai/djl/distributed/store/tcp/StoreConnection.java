@@ -256,14 +256,7 @@ final class StoreConnection implements AutoCloseable {
             throw e;
         }
         if (Long.valueOf(StoreTls.TLS_REQUIRED).equals(echo)) {
-            throw new RefusedException(
-                    "the store server at "
-                            + channel.remoteAddress()
-                            + " requires TLS, and this client has none: set "
-                            + StoreTls.CA_ENV
-                            + " (or TcpStore.Builder.optTls) to the authority of the server's"
-                            + " certificate",
-                    null);
+            throw new RefusedException(StoreTls.requiredBy(channel.remoteAddress()), null);
         }
         if (Long.valueOf(StoreAuth.AUTH_REQUIRED).equals(echo)) {
             throw new RefusedException(

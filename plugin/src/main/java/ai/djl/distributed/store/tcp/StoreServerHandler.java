@@ -303,19 +303,10 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
         ctx.fireChannelInactive();
     }
 
-    private static boolean causedByTls(Throwable cause) {
-        for (Throwable t = cause; t != null; t = t.getCause()) {
-            if (t instanceof javax.net.ssl.SSLException) {
-                return true;
-            }
-        }
-        return false;
-    }
-
     /** {@inheritDoc} */
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        if (cause instanceof java.io.IOException || causedByTls(cause)) {
+        if (cause instanceof java.io.IOException || StoreTls.tlsCause(cause) != null) {
             // a client that vanished (reset, broken pipe), or failed TLS (logged where it failed):
             // nothing to report above debug
             logger.debug(

@@ -23,6 +23,7 @@ import io.netty.handler.ssl.SslProvider;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
 
 import javax.net.ssl.SSLException;
@@ -77,7 +78,6 @@ public final class StoreTls {
     private final SslProvider provider;
     private final SslContext server; // null without a certificate
     private final SslContext client; // null without trusted certificates
-    private final boolean mutual;
 
     private StoreTls(Builder b) {
         provider = b.provider;
@@ -123,7 +123,6 @@ public final class StoreTls {
                             + " PEM certificates of the authority)",
                     e);
         }
-        mutual = b.certificate != null && b.trusted != null;
     }
 
     /**
@@ -154,23 +153,8 @@ public final class StoreTls {
         if (cert == null && key == null && ca == null) {
             return null;
         }
-        if ((cert == null) != (key == null)) {
-            throw new IllegalArgumentException(
-                    (cert == null ? KEY_ENV : CERT_ENV)
-                            + " is set and "
-                            + (cert == null ? CERT_ENV : KEY_ENV)
-                            + " is not (expected: both, a certificate chain and its private key,"
-                            + " or neither)");
-        }
-        Builder b = builder();
-        if (cert != null) {
-            b.optCertificate(cert, key);
-        }
-        if (ca != null) {
-            b.optTrustedCertificates(ca);
-        }
         try {
-            return b.build();
+            return builder().optCertificate(cert, key).optTrustedCertificates(ca).build();
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(
                     CERT_ENV
@@ -197,19 +181,17 @@ public final class StoreTls {
 
     /** Whether a server with these settings requires a certificate of each client. */
     boolean requiresClientCertificates() {
-        return mutual;
+        return server != null && client != null;
     }
 
     /**
-     * Returns a new server-side handler for one connection.
-     *
-     * @throws IllegalStateException if these settings have no certificate
+     * Returns a new server-side handler for one connection, of settings that passed {@link
+     * #checkServer()}.
      */
-    SslHandler newServerHandler(ByteBufAllocator alloc) {
-        if (server == null) {
-            throw new IllegalStateException(needsCertificate());
-        }
-        return server.newHandler(alloc);
+    SslHandler newServerHandler(ByteBufAllocator alloc, Duration handshakeTimeout) {
+        SslHandler ssl = server.newHandler(alloc);
+        ssl.setHandshakeTimeoutMillis(Math.max(1, handshakeTimeout.toMillis()));
+        return ssl;
     }
 
     /**
@@ -220,14 +202,41 @@ public final class StoreTls {
      * @param alloc the channel's allocator
      * @param host the server's host, for the TLS session
      * @param port the server's port, for the TLS session
+     * @param handshakeTimeout how long the handshake may take (a server busy with a rendezvous of
+     *     thousands may take longer than Netty's 10 s default)
      * @return the handler
-     * @throws IllegalStateException if these settings trust no authority
+     * @throws IllegalArgumentException if these settings trust no authority
      */
-    public SslHandler newClientHandler(ByteBufAllocator alloc, String host, int port) {
-        if (client == null) {
-            throw new IllegalStateException(needsAuthority());
+    public SslHandler newClientHandler(
+            ByteBufAllocator alloc, String host, int port, Duration handshakeTimeout) {
+        checkClient();
+        SslHandler ssl = client.newHandler(alloc, host, port);
+        ssl.setHandshakeTimeoutMillis(Math.max(1, handshakeTimeout.toMillis()));
+        return ssl;
+    }
+
+    /**
+     * Returns the first TLS failure in a failure's causes.
+     *
+     * @param failure the failure
+     * @return the {@link SSLException}, or {@code null} if none
+     */
+    static SSLException tlsCause(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof SSLException) {
+                return (SSLException) t;
+            }
         }
-        return client.newHandler(alloc, host, port);
+        return null;
+    }
+
+    /** What a client without TLS is told by a server that requires it. */
+    static String requiredBy(Object server) {
+        return "the store server at "
+                + server
+                + " requires TLS, and this client has none: set "
+                + CA_ENV
+                + " (or TcpStore.Builder.optTls) to the authority of the server's certificate";
     }
 
     /** Checks that a client can use these settings. */
@@ -270,7 +279,7 @@ public final class StoreTls {
                 + ", trusted="
                 + (client != null)
                 + ", mutual="
-                + mutual
+                + requiresClientCertificates()
                 + ")";
     }
 
@@ -334,9 +343,9 @@ public final class StoreTls {
                 throw new IllegalArgumentException(
                         "certificate: "
                                 + certificate
-                                + ", key: "
+                                + ", private key: "
                                 + privateKey
-                                + " (expected: both)");
+                                + " (expected: both, a certificate chain and its private key)");
             }
             readable("certificate", certificate);
             readable("private key", privateKey);

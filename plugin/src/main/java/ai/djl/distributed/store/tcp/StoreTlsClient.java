@@ -26,8 +26,6 @@ import java.nio.channels.ClosedChannelException;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
-import javax.net.ssl.SSLException;
-
 /**
  * The client's side of {@link StoreTls} on one connection: the {@link SslHandler} first in the
  * pipeline, the wait for its handshake, and what a failure means, for {@link StoreConnection}.
@@ -59,24 +57,20 @@ final class StoreTlsClient extends ChannelInboundHandlerAdapter {
      * @param pipeline the pipeline, empty so far
      * @param host the server's host
      * @param port the server's port
-     * @param timeout the connect timeout, which bounds the handshake too (a server busy with a
-     *     rendezvous of thousands may take longer than Netty's 10 s default)
+     * @param timeout the connect timeout, which bounds the handshake too
      */
     StoreTlsClient(
             StoreTls tls, ChannelPipeline pipeline, String host, int port, Duration timeout) {
-        this.ssl = tls.newClientHandler(pipeline.channel().alloc(), host, port);
+        this.ssl = tls.newClientHandler(pipeline.channel().alloc(), host, port, timeout);
         this.peer = host + ":" + port;
-        ssl.setHandshakeTimeoutMillis(Math.max(1, timeout.toMillis()));
         pipeline.addLast(ssl, this);
     }
 
     /** {@inheritDoc} */
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable failure) {
-        for (Throwable t = failure; t != null && alert == null; t = t.getCause()) {
-            if (t instanceof SSLException) {
-                alert = t;
-            }
+        if (alert == null) {
+            alert = StoreTls.tlsCause(failure);
         }
         ctx.fireExceptionCaught(failure);
     }

@@ -22,7 +22,6 @@ import org.slf4j.LoggerFactory;
 
 import java.nio.channels.ClosedChannelException;
 import java.time.Duration;
-import java.util.List;
 
 /**
  * First in the pipeline of every connection of a server with TLS: looks at the client's first five
@@ -53,16 +52,12 @@ final class StoreTlsServerHandler extends ConnectionGate {
     /** {@inheritDoc} */
     @Override
     String timeoutReason() {
-        return "it started no TLS handshake within " + timeoutMillis() + " ms";
+        return "it started no TLS handshake within " + timeout().toMillis() + " ms";
     }
 
     /** {@inheritDoc} */
     @Override
-    protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
-        if (isRefused()) {
-            in.skipBytes(in.readableBytes()); // the connection is closing
-            return;
-        }
+    void admit(ChannelHandlerContext ctx, ByteBuf in) {
         if (!validated) {
             if (in.readableBytes() < HEADER) {
                 return;
@@ -71,10 +66,7 @@ final class StoreTlsServerHandler extends ConnectionGate {
                 startTls(ctx);
                 return;
             }
-            int first = in.readUnsignedByte();
-            long magic = in.readUnsignedIntLE();
-            if (first != StoreOpcode.VALIDATE.code() || magic != StoreProtocol.MAGIC) {
-                refuse(ctx, "it sent neither a TLS handshake nor PyTorch's VALIDATE", null);
+            if (!readValidate(ctx, in, "it sent neither a TLS handshake nor PyTorch's VALIDATE")) {
                 return;
             }
             validated = true;
@@ -113,8 +105,7 @@ final class StoreTlsServerHandler extends ConnectionGate {
     }
 
     private void startTls(ChannelHandlerContext ctx) {
-        SslHandler ssl = tls.newServerHandler(ctx.alloc());
-        ssl.setHandshakeTimeoutMillis(timeoutMillis());
+        SslHandler ssl = tls.newServerHandler(ctx.alloc(), timeout());
         Object remote = ctx.channel().remoteAddress();
         ssl.handshakeFuture()
                 .addListener(

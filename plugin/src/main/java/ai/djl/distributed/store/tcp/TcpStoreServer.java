@@ -126,26 +126,22 @@ public final class TcpStoreServer implements AutoCloseable {
 
     // What keeps strangers out, once at start, so an operator sees it beside "listening"
     private void logGuards(Builder builder) {
-        if (builder.tls == null && builder.secret == null) {
+        StoreTls tls = builder.tls;
+        boolean secret = builder.secret != null;
+        if (tls == null && !secret) {
             return;
         }
-        String tls =
-                builder.tls == null
-                        ? "no TLS"
-                        : builder.tls.requiresClientCertificates()
-                                ? "TLS, client certificates required"
-                                : "TLS, no client certificates";
-        String secret = builder.secret == null ? "no store secret" : "store secret required";
+        boolean certificates = tls != null && tls.requiresClientCertificates();
         logger.info(
                 "{}: {}, {}{}",
                 this,
-                tls,
-                secret,
-                builder.tls != null
-                                && !builder.tls.requiresClientCertificates()
-                                && builder.secret == null
-                        ? " (any TLS client may read and write keys)"
-                        : "");
+                tls == null
+                        ? "no TLS"
+                        : certificates
+                                ? "TLS, client certificates required"
+                                : "TLS, no client certificates",
+                secret ? "store secret required" : "no store secret",
+                certificates || secret ? "" : " (any TLS client may read and write keys)");
     }
 
     /**
