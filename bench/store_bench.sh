@@ -22,6 +22,8 @@
 #        PY_CLIENTS=16, PY_ROUNDS=500, RDZV_TIMEOUT=30 (a run past it counts as failed),
 #        SKIP="" (any of: capacity steady python rendezvous),
 #        RDZV_SERVERS="java java-secret pytorch c" (java-tls too for TLS; with RDZV_TIMEOUT=180)
+#        CAP_SERVERS="java pytorch", PY_SERVERS="java pytorch c"; in all three lists "java-epoll"
+#        (and "java-epoll-secret") is ours on Netty's epoll instead of io_uring, for comparison
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 PEERS="${PEERS:-$ROOT/../shared/peers}"
@@ -68,12 +70,16 @@ fi
 # tls_env WHICH: the TLS variables for java-tls, none otherwise
 tls_env() { [ "$1" = java-tls ] && printf '%s\n' "${TLS_ENV[@]}"; true; }
 
+# epoll_env WHICH: for java-epoll, the property that puts ours on epoll
+epoll_env() { [ "$1" = java-epoll ] && echo JAVA_TOOL_OPTIONS=-Dai.djl.distributed.netty.transport=epoll; true; }
+CAP_SERVERS=${CAP_SERVERS:-"java pytorch"}; PY_SERVERS=${PY_SERVERS:-"java pytorch c"}
+
 # start WHICH [SECRET]: a fresh server on a free port; sets PORT and PID
 start() {
   PORT=$(free_port)
   case $1 in
-    java|java-tls)
-      env $(tls_env "$1") DJL_DIST_STORE_SECRET="${2:-}" "$ROOT/bin/djl-dist" store-server --host 127.0.0.1 --port "$PORT" > "$WORK/server.log" 2>&1 & PID=$!
+    java|java-tls|java-epoll)
+      env $(tls_env "$1") $(epoll_env "$1") DJL_DIST_STORE_SECRET="${2:-}" "$ROOT/bin/djl-dist" store-server --host 127.0.0.1 --port "$PORT" > "$WORK/server.log" 2>&1 & PID=$!
       ready=listening;;
     pytorch)
       "$PEERS/torch26" python3 /peers/torch_store_bench.py server "$PORT" > "$WORK/server.log" 2>&1 & PID=$!
@@ -93,7 +99,7 @@ echo "# $(date -u +%FT%TZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo
 if ! skip capacity; then
   for c in $CONNS; do
     for r in $(seq 1 "$REPEAT"); do
-      for which in java pytorch; do
+      for which in $CAP_SERVERS; do
         start $which
         out=$("$WORK/store_load" 127.0.0.1 "$PORT" "$c" "$SECONDS_PER_RUN" $(spin "$c"))
         stop
@@ -129,7 +135,7 @@ fi
 
 if ! skip python; then
   for r in $(seq 1 "$REPEAT"); do
-    for which in java pytorch c; do
+    for which in $PY_SERVERS; do
       start $which
       ops=$("$PEERS/torch26" python3 /peers/torch_store_bench.py clients 127.0.0.1 "$PORT" "$PY_CLIENTS" "$PY_ROUNDS" | grep -o 'ops_per_s=[0-9]*' | cut -d= -f2)
       stop
@@ -149,7 +155,7 @@ if ! skip rendezvous; then
     for r in $(seq 1 "$REPEAT"); do
       for which in $RDZV_SERVERS; do
         secret=""
-        [ $which = java-secret ] && secret="bench-$RANDOM$RANDOM"
+        [[ $which == *-secret ]] && secret="bench-$RANDOM$RANDOM"
         start "${which%-secret}" "$secret"
         s=$(env $(tls_env "$which") DJL_DIST_STORE_SECRET="$secret" "$ROOT/bin/djl-dist" bench store-rendezvous --tcp 127.0.0.1:"$PORT" \
               --clients "$n" --repeat 1 --timeout "${RDZV_TIMEOUT:-30}" 2>&1 | tail -1 || true)
@@ -175,6 +181,12 @@ if [ -f "$WORK/cap.java.$(echo $CONNS | cut -d' ' -f1).all" ]; then
     pf=$(median < "$WORK/cap.pytorch.$c.first"); pa=$(median < "$WORK/cap.pytorch.$c.all")
     echo "| $c connections (ops/s) | $jf | $ja | $pf | $pa | $(ratio "$jf" "$pf")x | $(ratio "$ja" "$pa")x | $(cat "$WORK/cap.c.$c.all") |"
   done
+  for c in $CONNS; do
+    [ -f "$WORK/cap.java-epoll.$c.all" ] || continue
+    ef=$(median < "$WORK/cap.java-epoll.$c.first"); ea=$(median < "$WORK/cap.java-epoll.$c.all")
+    echo "ours on epoll, $c connections: first second $ef, whole run $ea;" \
+      "io_uring/epoll $(ratio "$(median < "$WORK/cap.java.$c.all")" "$ea")x; epoll/PyTorch $(ratio "$ea" "$(median < "$WORK/cap.pytorch.$c.all")")x"
+  done
 fi
 for which in java pytorch; do
   [ -f "$WORK/steady.$which" ] || continue
@@ -188,11 +200,13 @@ fi
 if [ -f "$WORK/py.java" ]; then
   J=$(median < "$WORK/py.java"); P=$(median < "$WORK/py.pytorch"); C=$(median < "$WORK/py.c")
   echo "python load ($PY_CLIENTS processes): ours=$J pytorch=$P c-floor=$C ratio=$(ratio "$J" "$P")x ours/c-floor=$(ratio "$J" "$C")"
+  [ -f "$WORK/py.java-epoll" ] && echo "python load, ours on epoll: $(median < "$WORK/py.java-epoll") ratio=$(ratio "$(median < "$WORK/py.java-epoll")" "$P")x"
 fi
 if [ -f "$WORK/rdzv.sizes" ]; then
   header="| rendezvous |"; rule="|---|"
   for which in $RDZV_SERVERS; do
     case $which in java) h=ours;; java-secret) h="ours with a secret";; java-tls) h="ours with TLS";;
+      java-epoll) h="ours on epoll";; java-epoll-secret) h="ours on epoll with a secret";;
       pytorch) h="PyTorch 2.6";; c) h="C floor";; esac
     header="$header $h median / max |"; rule="$rule---|"
   done

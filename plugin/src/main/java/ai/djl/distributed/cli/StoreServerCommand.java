@@ -66,8 +66,8 @@ final class StoreServerCommand implements Callable<Integer> {
     @Option(
             names = {"--busy-poll-us", "--busy_poll_us"},
             paramLabel = "US",
-            description = "busy polling of the sockets, in microseconds; default: none")
-    private Integer busyPollUs;
+            description = "busy polling after traffic, in microseconds, 0 for none; default 50")
+    private int busyPollUs = (int) (TcpStoreServer.DEFAULT_BUSY_POLL.toNanos() / 1000);
 
     @Mixin private TlsOptions tls = new TlsOptions();
 
@@ -82,15 +82,18 @@ final class StoreServerCommand implements Callable<Integer> {
             throw new ParameterException(
                     spec.commandLine(), "--world-size: " + worldSize + " (expected: at least 1)");
         }
+        if (busyPollUs < 0) {
+            throw new ParameterException(
+                    spec.commandLine(),
+                    "--busy-poll-us: " + busyPollUs + " (expected: at least 0)");
+        }
         TcpStoreServer.Builder builder = TcpStoreServer.builder().optHost(host).optPort(port);
         if (ioThreads != null) {
             builder.optIoThreads(ioThreads);
         }
         // a fresh standalone server is at full speed from its first request (TcpStoreServer)
         builder.optWarmUp(Duration.ofMillis(warmUpMs));
-        if (busyPollUs != null) {
-            builder.optBusyPoll(Duration.ofNanos(1000L * busyPollUs));
-        }
+        builder.optBusyPoll(Duration.ofNanos(1000L * busyPollUs));
         if (tls.given()) {
             builder.optTls(tls.build());
         }
@@ -111,7 +114,7 @@ final class StoreServerCommand implements Callable<Integer> {
                         + ":"
                         + server.getPort()
                         + " ("
-                        + (NettyTransport.isEpoll() ? "epoll" : "nio")
+                        + NettyTransport.name()
                         + ")");
         System.out.flush();
         try {

@@ -51,7 +51,7 @@ import java.util.concurrent.TimeUnit;
 public final class TcpStoreServer implements AutoCloseable {
 
     /** The default busy-poll window after each event: a few loopback round trips. */
-    static final Duration DEFAULT_BUSY_POLL = Duration.ofNanos(50_000);
+    public static final Duration DEFAULT_BUSY_POLL = Duration.ofNanos(50_000);
 
     /**
      * The most connections at which the event loops busy-poll: beyond, polls find work without
