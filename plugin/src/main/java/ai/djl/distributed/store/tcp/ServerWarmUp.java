@@ -38,11 +38,11 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Warms a fresh {@link TcpStoreServer} up before it is handed out: a few loopback clients run a
  * closed-loop load of the common queries (SET, GET, ADD, CHECK, WAIT, COMPARE_SET, MULTI_GET,
- * DELETE, GETNUMKEYS, large values) through a second listener on the server's own event loops and
- * handlers, against a scratch key space, until the JIT has compiled that path (no compilation for a
- * moment) or the warm-up's time is up. The first real client then meets compiled code. The listener
- * and its connections are closed before the server's builder returns; the server's keys are never
- * touched.
+ * DELETE, GETNUMKEYS, large values), and bursts of short connections as a job's rendezvous makes,
+ * through a second listener on the server's own event loops and handlers, against a scratch key
+ * space, until the JIT has compiled that path (no compilation for a moment) or the warm-up's time
+ * is up. The first real client then meets compiled code. The listener and its connections are
+ * closed before the server's builder returns; the server's keys are never touched.
  */
 final class ServerWarmUp {
 
@@ -50,6 +50,7 @@ final class ServerWarmUp {
     private static final int ROUNDS = 512;
     private static final long SETTLE_MILLIS = 100;
     private static final int PIPELINED = 32;
+    private static final int BURST = 64;
 
     private ServerWarmUp() {}
 
@@ -113,11 +114,55 @@ final class ServerWarmUp {
         }
     }
 
-    // One client: connections of a few hundred rounds each (so accepting and closing are warmed
-    // too), until the deadline.
+    // One client: connections of a few hundred rounds each, each followed by a burst of short
+    // ones, until the deadline.
     private static void load(int port, int id, AtomicLong deadline) throws IOException {
-        while (System.nanoTime() < deadline.get()) {
+        for (int n = 0; System.nanoTime() < deadline.get(); ++n) {
             connection(port, id, deadline);
+            burst(port, id, n);
+        }
+    }
+
+    /**
+     * A job's rendezvous in miniature: {@link #BURST} connections at once, each sending VALIDATE,
+     * an ADD and a WAIT on a key that the last of them then sets, and all closed. Without it, a
+     * fresh server compiled its paths for accepting, setting up and closing a connection, and for
+     * releasing many waiters at once, during the first rendezvous of thousands (500 methods, a
+     * tenth of the server's CPU then).
+     */
+    private static void burst(int port, int id, int n) throws IOException {
+        ByteBuffer buf = ByteBuffer.allocate(256).order(ByteOrder.LITTLE_ENDIAN);
+        String counter = "/warm-up/burst/" + id + "/" + n;
+        String done = counter + "/done";
+        List<Socket> sockets = new ArrayList<>(BURST);
+        try {
+            for (int i = 0; i < BURST; ++i) {
+                Socket socket = open(port, buf);
+                sockets.add(socket);
+                op(buf, StoreOpcode.ADD);
+                str(buf, counter);
+                buf.putLong(1);
+                op(buf, StoreOpcode.WAIT);
+                buf.putLong(1);
+                str(buf, done);
+                send(socket.getOutputStream(), buf);
+            }
+            for (Socket socket : sockets) {
+                new DataInputStream(socket.getInputStream()).readLong(); // the ADD's count
+            }
+            op(buf, StoreOpcode.SET);
+            str(buf, done);
+            str(buf, new byte[1]);
+            send(sockets.get(BURST - 1).getOutputStream(), buf);
+            for (Socket socket : sockets) {
+                if (socket.getInputStream().read() != StoreProtocol.STOP_WAITING) {
+                    throw new IOException("warm-up WAIT on " + done + " not released");
+                }
+            }
+        } finally {
+            for (Socket socket : sockets) {
+                socket.close();
+            }
         }
     }
 

@@ -81,7 +81,7 @@ public final class TcpStoreServer implements AutoCloseable {
         // connections it could not queue; it also halved the time of 9,000 clients here.
         acceptor = NettyTransport.newGroup(1, "djl-store-accept");
         workers =
-                NettyTransport.newBusyPollGroup(
+                NettyTransport.newServerGroup(
                         builder.ioThreads,
                         "djl-store-server",
                         builder.busyPollNanos,
