@@ -22,8 +22,9 @@
 #        PY_CLIENTS=16, PY_ROUNDS=500, RDZV_TIMEOUT=30 (a run past it counts as failed),
 #        SKIP="" (any of: capacity steady python rendezvous),
 #        RDZV_SERVERS="java java-secret pytorch c" (java-tls too for TLS; with RDZV_TIMEOUT=180)
-#        CAP_SERVERS="java pytorch", PY_SERVERS="java pytorch c"; in all three lists "java-epoll"
-#        (and "java-epoll-secret") is ours on Netty's epoll instead of io_uring, for comparison
+#        CAP_SERVERS="java pytorch", PY_SERVERS="java pytorch c" (the summary needs those; more
+#        may be added); in all three lists "java-epoll" (and "java-epoll-secret") is ours on
+#        Netty's epoll instead of io_uring, for comparison
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 PEERS="${PEERS:-$ROOT/../shared/peers}"

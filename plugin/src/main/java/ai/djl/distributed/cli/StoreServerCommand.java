@@ -101,7 +101,8 @@ final class StoreServerCommand implements Callable<Integer> {
         TcpStoreServer server = builder.build();
         // The warm-up's garbage fills most of the young generation; left there, the first
         // collection falls inside the job's rendezvous and copies thousands of new connections
-        // (88 ms of a 1-s rendezvous of 9,000 here). Collected now, before anyone connects.
+        // (88 ms of a 1-s rendezvous of 9,000 here). Collected now, before this command says it
+        // listens (a client that connects meanwhile waits out the pause, tens of milliseconds).
         System.gc();
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime()

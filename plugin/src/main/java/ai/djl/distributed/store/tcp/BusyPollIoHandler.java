@@ -74,6 +74,7 @@ final class BusyPollIoHandler implements IoHandler {
         this.spinNanos = spinNanos;
         this.connections = connections;
         this.maxConnections = maxConnections;
+        lastEventNanos = System.nanoTime() - spinNanos; // no spin before the first event
     }
 
     /** {@inheritDoc} */

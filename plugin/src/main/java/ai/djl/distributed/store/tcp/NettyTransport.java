@@ -36,14 +36,19 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
- * The one place that picks Netty's transport, once per JVM: io_uring on Linux where the kernel
- * allows it (5.10 and later, and not refused by a seccomp profile, as Docker's default one does),
- * epoll where io_uring is not there, NIO elsewhere. The system property {@code
+ * The one place that picks Netty's transport, once per JVM: io_uring on Linux 5.12 and later where
+ * the kernel allows it (not refused by a seccomp profile, as Docker's default one does), epoll
+ * where not, NIO elsewhere. Before 5.12 the kernel charges io_uring's rings to the user's
+ * locked-memory limit (often 64 KiB), which a 1-entry probe ring passes and real rings exceed, so
+ * io_uring is taken there only when asked for. The system property {@code
  * ai.djl.distributed.netty.transport} ({@code io_uring}, {@code epoll} or {@code nio}) asks for
- * one; one that cannot load falls back in that order, with a warning. It also names the event-loop
- * threads and owns the event loops that all store clients of a JVM share.
+ * one; one that cannot load falls back in that order, with a warning; {@code
+ * ai.djl.distributed.netty.nio=true}, the older switch, still means {@code nio}. It also names the
+ * event-loop threads and owns the event loops that all store clients of a JVM share.
  *
  * <p>Why io_uring first: a store request is a few bytes each way, so the server's time goes to
  * system calls, and io_uring submits a loop's reads and writes together. In one run here the store
@@ -56,9 +61,22 @@ public final class NettyTransport {
     /** The system property that asks for a transport. */
     public static final String PROPERTY = "ai.djl.distributed.netty.transport";
 
+    /**
+     * The io_uring completion queue of a server's event loops, in entries (16 bytes each). Netty's
+     * default, 4096, overflowed when one SET released the WAITs of 9,000 clients at once: the
+     * kernel keeps what overflows, but the loop takes a slower path and Netty logs a warning each
+     * time.
+     */
+    static final int SERVER_COMPLETION_QUEUE = 65536;
+
     private static final Logger logger = LoggerFactory.getLogger(NettyTransport.class);
 
-    private static final String NAME = pick(System.getProperty(PROPERTY, ""));
+    private static final String ASKED = asked();
+    // null for a property value that names no transport: every use then throws, naming it
+    private static final String NAME =
+            known(ASKED)
+                    ? pick(ASKED, kernelSince5dot12(System.getProperty("os.version", "")))
+                    : null;
     private static final boolean URING = "io_uring".equals(NAME);
     private static final boolean EPOLL = "epoll".equals(NAME);
 
@@ -68,16 +86,29 @@ public final class NettyTransport {
 
     private NettyTransport() {}
 
-    /** The best transport at or after {@code asked} that loads here. */
-    static String pick(String asked) {
-        if (!asked.isEmpty()
-                && !"io_uring".equals(asked)
-                && !"epoll".equals(asked)
-                && !"nio".equals(asked)) {
-            throw new IllegalArgumentException(
-                    PROPERTY + ": " + asked + " (expected: io_uring, epoll or nio)");
+    private static String asked() {
+        String asked = System.getProperty(PROPERTY, "");
+        return asked.isEmpty() && Boolean.getBoolean("ai.djl.distributed.netty.nio")
+                ? "nio"
+                : asked;
+    }
+
+    private static boolean known(String asked) {
+        return asked.isEmpty()
+                || "io_uring".equals(asked)
+                || "epoll".equals(asked)
+                || "nio".equals(asked);
+    }
+
+    /**
+     * The best transport at or after {@code asked} that loads here; io_uring unasked only on a
+     * kernel that does not charge its rings to the locked-memory limit.
+     */
+    static String pick(String asked, boolean modernKernel) {
+        if (!known(asked)) {
+            throw unknown(asked);
         }
-        if (asked.isEmpty() || "io_uring".equals(asked)) {
+        if ("io_uring".equals(asked) || (asked.isEmpty() && modernKernel)) {
             if (IoUring.isAvailable()) {
                 return "io_uring";
             }
@@ -92,6 +123,21 @@ public final class NettyTransport {
         return "nio";
     }
 
+    private static IllegalArgumentException unknown(String asked) {
+        return new IllegalArgumentException(
+                PROPERTY + ": " + asked + " (expected: io_uring, epoll or nio)");
+    }
+
+    /** Whether {@code osVersion} (the system property {@code os.version}) is 5.12 or later. */
+    static boolean kernelSince5dot12(String osVersion) {
+        Matcher version = Pattern.compile("(\\d+)\\.(\\d+).*").matcher(osVersion);
+        if (!version.matches()) {
+            return false;
+        }
+        int major = Integer.parseInt(version.group(1));
+        return major > 5 || (major == 5 && Integer.parseInt(version.group(2)) >= 12);
+    }
+
     private static void unavailable(String asked, String transport, Throwable cause) {
         if (asked.equals(transport)) {
             logger.warn("{}={} cannot load here, falling back: {}", PROPERTY, asked, cause);
@@ -104,25 +150,25 @@ public final class NettyTransport {
      * Returns the transport in use.
      *
      * @return {@code io_uring}, {@code epoll} or {@code nio}
+     * @throws IllegalArgumentException if the system property names no transport
      */
     public static String name() {
+        if (NAME == null) {
+            throw unknown(ASKED);
+        }
         return NAME;
     }
 
-    /**
-     * The io_uring completion queue of a server's event loops, in entries (16 bytes each). Netty's
-     * default, 4096, overflowed when one SET released the WAITs of 9,000 clients at once: the
-     * kernel keeps what overflows, but the loop takes a slower path and Netty logs a warning each
-     * time.
-     */
-    static final int SERVER_COMPLETION_QUEUE = 65536;
-
-    private static final int DEFAULT_COMPLETION_QUEUE = new IoUringIoHandlerConfig().getCqSize();
-
-    private static IoHandlerFactory ioHandlers(int completionQueue) {
+    // With the io_uring completion queue of a server, or Netty's default
+    private static IoHandlerFactory ioHandlers(boolean server) {
+        name(); // an unknown transport fails here, naming it
         if (URING) {
-            return IoUringIoHandler.newFactory(
-                    new IoUringIoHandlerConfig().setCqSize(completionQueue));
+            IoUringIoHandlerConfig config = new IoUringIoHandlerConfig();
+            // a kernel without IORING_SETUP_CQSIZE has no size to set (Netty reports -1)
+            if (server && config.getCqSize() > 0) {
+                config.setCqSize(Math.max(SERVER_COMPLETION_QUEUE, config.getCqSize()));
+            }
+            return IoUringIoHandler.newFactory(config);
         }
         return EPOLL ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
     }
@@ -136,17 +182,15 @@ public final class NettyTransport {
      */
     public static EventLoopGroup newGroup(int threads, String name) {
         return new MultiThreadIoEventLoopGroup(
-                threads,
-                new DefaultThreadFactory(name, true),
-                ioHandlers(DEFAULT_COMPLETION_QUEUE));
+                threads, new DefaultThreadFactory(name, true), ioHandlers(false));
     }
 
     /**
      * Creates the event loops of a server: daemon threads with a large io_uring completion queue
      * ({@link #SERVER_COMPLETION_QUEUE}) that busy-poll for up to {@code spinNanos} after each
-     * event before blocking, while there are at most {@code maxConnections}. The spin is for a
-     * server whose few clients each keep one request in flight: it trades a little CPU right after
-     * traffic for the wake-up latency of every request.
+     * event before blocking, while there are at most {@code maxConnections} (io_uring and epoll;
+     * NIO blocks at once). The spin is for a server whose few clients each keep one request in
+     * flight: it trades a little CPU right after traffic for the wake-up latency of every request.
      *
      * @param threads the number of threads
      * @param name the threads' name prefix
@@ -161,8 +205,10 @@ public final class NettyTransport {
             long spinNanos,
             io.netty.util.IntSupplier connections,
             int maxConnections) {
-        IoHandlerFactory factory = ioHandlers(SERVER_COMPLETION_QUEUE);
-        if (spinNanos > 0) {
+        IoHandlerFactory factory = ioHandlers(true);
+        // NIO's selectNow() writes a wake-up after any cross-thread wake-up, on every poll: its
+        // spin would cost system calls, so NIO, the last resort, blocks at once
+        if (spinNanos > 0 && (URING || EPOLL)) {
             factory = BusyPollIoHandler.factory(factory, spinNanos, connections, maxConnections);
         }
         return new MultiThreadIoEventLoopGroup(
@@ -175,6 +221,7 @@ public final class NettyTransport {
      * @return the class
      */
     public static Class<? extends ServerChannel> serverChannel() {
+        name();
         if (URING) {
             return IoUringServerSocketChannel.class;
         }
@@ -187,6 +234,7 @@ public final class NettyTransport {
      * @return the class
      */
     public static Class<? extends Channel> clientChannel() {
+        name();
         if (URING) {
             return IoUringSocketChannel.class;
         }

@@ -119,7 +119,9 @@ final class ServerWarmUp {
     private static void load(int port, int id, AtomicLong deadline) throws IOException {
         for (int n = 0; System.nanoTime() < deadline.get(); ++n) {
             connection(port, id, deadline);
-            burst(port, id, n);
+            if (System.nanoTime() < deadline.get()) {
+                burst(port, id, n);
+            }
         }
     }
 

@@ -80,13 +80,18 @@ public final class TcpStoreServer implements AutoCloseable {
         // also serves them let the accept queue (somaxconn) overflow, and the kernel reset the
         // connections it could not queue; it also halved the time of 9,000 clients here.
         acceptor = NettyTransport.newGroup(1, "djl-store-accept");
-        workers =
-                NettyTransport.newServerGroup(
-                        builder.ioThreads,
-                        "djl-store-server",
-                        builder.busyPollNanos,
-                        clients::size,
-                        BUSY_POLL_MAX_CONNECTIONS);
+        try {
+            workers =
+                    NettyTransport.newServerGroup(
+                            builder.ioThreads,
+                            "djl-store-server",
+                            builder.busyPollNanos,
+                            clients::size,
+                            BUSY_POLL_MAX_CONNECTIONS);
+        } catch (RuntimeException e) { // the acceptor's thread and ring are not to outlive this
+            acceptor.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+            throw e;
+        }
         try {
             channel =
                     bind(

@@ -15,6 +15,7 @@ package ai.djl.distributed.store.tcp;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -67,18 +68,18 @@ class StoreServerTransportTest {
     @ValueSource(strings = {"io_uring", "epoll", "nio"})
     @Timeout(120)
     void everyTransportServesTheSameAnswers(String asked) throws Exception {
-        // a spin window of a minute: a loop that ignored work handed to it while it spins would
-        // answer the released WAIT below a minute late
+        // a spin window of 15 s: a loop that ignored work handed to it while it spins would
+        // answer the released WAIT below up to 15 s late
         try (JavaProcess server =
                 JavaProcess.start(
                         Main.class,
-                        Map.of("JAVA_TOOL_OPTIONS", "-D" + NettyTransport.PROPERTY + "=" + asked),
+                        transport(asked),
                         "store-server",
                         "--host=127.0.0.1",
                         "--port=0",
                         "--warm-up-ms=0",
                         "--io-threads=2",
-                        "--busy-poll-us=60000000")) {
+                        "--busy-poll-us=15000000")) {
             Matcher listening = listening(server);
             assertEquals(expected(asked), listening.group(2), server.output());
             int port = Integer.parseInt(listening.group(1));
@@ -155,14 +156,48 @@ class StoreServerTransportTest {
     }
 
     @Test
-    void anUnknownTransportIsRefusedByName() {
+    @Timeout(60)
+    void anUnknownTransportIsRefusedByName() throws Exception {
         IllegalArgumentException e =
-                assertThrows(IllegalArgumentException.class, () -> NettyTransport.pick("kqueue"));
+                assertThrows(
+                        IllegalArgumentException.class, () -> NettyTransport.pick("kqueue", true));
         assertTrue(e.getMessage().contains("kqueue"), e.getMessage());
         assertTrue(e.getMessage().contains("io_uring, epoll or nio"), e.getMessage());
-        assertEquals(expected("nio"), NettyTransport.pick("nio"));
-        assertEquals(expected("epoll"), NettyTransport.pick("epoll"));
-        assertEquals(expected("io_uring"), NettyTransport.pick(""));
+        // the command line says so in one line, and exits with 1
+        try (JavaProcess server =
+                JavaProcess.start(Main.class, transport("kqueue"), "store-server", "--port=0")) {
+            assertEquals(1, server.waitFor(Duration.ofSeconds(45)), server.output());
+            assertTrue(
+                    server.output()
+                            .contains(
+                                    "djl-dist: "
+                                            + NettyTransport.PROPERTY
+                                            + ": kqueue (expected: io_uring, epoll or nio)"),
+                    server.output());
+        }
+    }
+
+    @Test
+    void ioUringUnaskedOnlyWhereTheKernelDoesNotChargeItsRings() {
+        assertEquals(expected("nio"), NettyTransport.pick("nio", true));
+        assertEquals(expected("epoll"), NettyTransport.pick("epoll", true));
+        assertEquals(expected("io_uring"), NettyTransport.pick("", true));
+        assertEquals(expected("io_uring"), NettyTransport.pick("io_uring", false)); // asked for
+        assertEquals(expected("epoll"), NettyTransport.pick("", false));
+        assertTrue(NettyTransport.kernelSince5dot12("6.18.44-fc-v669"));
+        assertTrue(NettyTransport.kernelSince5dot12("5.12.0"));
+        assertTrue(NettyTransport.kernelSince5dot12("5.15.0-91-generic"));
+        assertFalse(NettyTransport.kernelSince5dot12("5.10.0-28-amd64"));
+        assertFalse(NettyTransport.kernelSince5dot12("5.4.0"));
+        assertFalse(NettyTransport.kernelSince5dot12("4.19.0"));
+        assertFalse(NettyTransport.kernelSince5dot12(""));
+    }
+
+    /** The environment of a child JVM asking for {@code asked}, keeping any inherited options. */
+    private static Map<String, String> transport(String asked) {
+        String inherited = System.getenv("JAVA_TOOL_OPTIONS");
+        String option = "-D" + NettyTransport.PROPERTY + "=" + asked;
+        return Map.of("JAVA_TOOL_OPTIONS", inherited == null ? option : inherited + " " + option);
     }
 
     @Test
