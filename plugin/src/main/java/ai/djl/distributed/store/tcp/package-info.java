@@ -22,8 +22,8 @@
  * path that serves the common queries straight from the read buffer when they arrive whole, the
  * decoder for everything else) and the shared key state; the client side is a connection that
  * matches each reply to its query. {@link ai.djl.distributed.store.tcp.NettyTransport} is the one
- * place that picks epoll or NIO. Two optional guards, extensions PyTorch's clients cannot speak,
- * stand before the server's handlers as gates ({@code ConnectionGate}): TLS ({@link
+ * place that picks io_uring, epoll or NIO. Two optional guards, extensions PyTorch's clients cannot
+ * speak, stand before the server's handlers as gates ({@code ConnectionGate}): TLS ({@link
  * ai.djl.distributed.store.tcp.StoreTls}) and then the store secret's handshake ({@code
  * StoreAuth}).
  */
