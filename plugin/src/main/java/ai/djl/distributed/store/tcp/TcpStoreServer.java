@@ -380,7 +380,7 @@ public final class TcpStoreServer implements AutoCloseable {
          * Sets how long an event loop keeps polling without blocking after its last event, default
          * 50 us; {@code Duration.ZERO} blocks at once. Each loop spins only while traffic is that
          * recent, so an idle server costs nothing, and a busy one answers the next request of a
-         * client without a thread wake-up (epoll only).
+         * client without a thread wake-up (io_uring and epoll; NIO blocks at once).
          *
          * @param busyPoll zero or a positive duration
          * @return this builder
