@@ -203,7 +203,7 @@ public final class NettyTransport {
             int threads,
             String name,
             long spinNanos,
-            io.netty.util.IntSupplier connections,
+            java.util.function.IntSupplier connections,
             int maxConnections) {
         IoHandlerFactory factory = ioHandlers(true);
         // NIO's selectNow() writes a wake-up after any cross-thread wake-up, on every poll: its

@@ -242,31 +242,25 @@ public final class StoreTls {
     /** Checks that a client can use these settings. */
     void checkClient() {
         if (client == null) {
-            throw new IllegalArgumentException(needsAuthority());
+            throw new IllegalArgumentException(
+                    "a TLS store client needs the certificates of the authority that signed the"
+                            + " server's (StoreTls.Builder.optTrustedCertificates, or "
+                            + CA_ENV
+                            + ")");
         }
-    }
-
-    private static String needsAuthority() {
-        return "a TLS store client needs the certificates of the authority that signed the"
-                + " server's (StoreTls.Builder.optTrustedCertificates, or "
-                + CA_ENV
-                + ")";
     }
 
     /** Checks that a server can use these settings. */
     void checkServer() {
         if (server == null) {
-            throw new IllegalArgumentException(needsCertificate());
+            throw new IllegalArgumentException(
+                    "a TLS store server needs a certificate chain and its private key"
+                            + " (StoreTls.Builder.optCertificate, or "
+                            + CERT_ENV
+                            + " and "
+                            + KEY_ENV
+                            + ")");
         }
-    }
-
-    private static String needsCertificate() {
-        return "a TLS store server needs a certificate chain and its private key"
-                + " (StoreTls.Builder.optCertificate, or "
-                + CERT_ENV
-                + " and "
-                + KEY_ENV
-                + ")";
     }
 
     /** {@inheritDoc} */
