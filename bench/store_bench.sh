@@ -78,6 +78,9 @@ CAP_SERVERS=${CAP_SERVERS:-"java pytorch"}; PY_SERVERS=${PY_SERVERS:-"java pytor
 # start WHICH [SECRET]: a fresh server on a free port; sets PORT and PID
 start() {
   PORT=$(free_port)
+  # emptied here, not only by the server's redirection: that runs in the background child, and a
+  # check before it would find the previous server's ready line
+  : > "$WORK/server.log"
   case $1 in
     java|java-tls|java-epoll)
       env $(tls_env "$1") $(epoll_env "$1") DJL_DIST_STORE_SECRET="${2:-}" "$ROOT/bin/djl-dist" store-server --host 127.0.0.1 --port "$PORT" > "$WORK/server.log" 2>&1 & PID=$!
