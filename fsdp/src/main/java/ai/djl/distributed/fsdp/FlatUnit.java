@@ -25,7 +25,6 @@ import ai.djl.ndarray.types.Shape;
 import ai.djl.pytorch.jni.JniUtils;
 import ai.djl.training.optimizer.Optimizer;
 
-import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -56,7 +55,6 @@ final class FlatUnit implements AutoCloseable {
     private final ProcessGroup replicaGroup;
     private final int shards;
     private final int worldSize;
-    private final Duration timeout;
     private final NDManager owner;
     private final NDArray shard;
     private final NDArray[] localSlices;
@@ -101,11 +99,10 @@ final class FlatUnit implements AutoCloseable {
         int s = shardGroup == null ? 1 : shardGroup.getSize();
         shards = s;
         worldSize = s * (replicaGroup == null ? 1 : replicaGroup.getSize());
-        timeout =
-                Objects.requireNonNull(
-                                shardGroup != null ? shardGroup : replicaGroup,
-                                "shardGroup or replicaGroup")
-                        .getTimeout();
+        // Waits use each collective's own bound (its group's timeout and the backend's slack):
+        // memory goes back to the pool only once no collective writes it.
+        Objects.requireNonNull(
+                shardGroup != null ? shardGroup : replicaGroup, "shardGroup or replicaGroup");
         shapes = new Shape[values.size()];
         offsets = new long[values.size()];
         long n = 0;
@@ -298,7 +295,7 @@ final class FlatUnit implements AutoCloseable {
                             + " list the parameters it fetches)");
         }
         if (gatherWork != null) {
-            gatherWork.waitFor(timeout);
+            gatherWork.waitFor();
             gatherWork = null;
         }
         if (training && !viewsReady) {
@@ -364,13 +361,13 @@ final class FlatUnit implements AutoCloseable {
             Pending p = pending.poll();
             try {
                 if (p.scatter() != null) {
-                    p.scatter().waitFor(timeout);
+                    p.scatter().waitFor();
                     if (replicaGroup != null && replicaGroup.getSize() > 1) {
                         replicaGroup.allReduce(p.out(), ReduceOp.SUM);
                     }
                 }
                 if (p.allReduce() != null) {
-                    p.allReduce().waitFor(timeout);
+                    p.allReduce().waitFor();
                 }
                 if (worldSize > 1) {
                     p.out().divi(worldSize);
@@ -401,7 +398,7 @@ final class FlatUnit implements AutoCloseable {
     void release() {
         if (gatherWork != null) {
             // Never free memory a collective is still writing.
-            gatherWork.waitFor(timeout);
+            gatherWork.waitFor();
             gatherWork = null;
         }
         if (gathered != null) {
@@ -429,16 +426,47 @@ final class FlatUnit implements AutoCloseable {
         }
     }
 
+    /**
+     * Waits for this unit's pending reductions and drops their results: what a failed backward pass
+     * leaves. A buffer goes back to the pool only once its collective has let go of it (a wait
+     * returns, or throws, only then).
+     */
+    void discardReductions() {
+        while (!pending.isEmpty()) {
+            Pending p = pending.poll();
+            try {
+                awaitQuietly(p);
+            } finally {
+                p.flat().close();
+                pool.give(p.packed());
+                if (p.out() != p.packed()) {
+                    pool.give(p.out());
+                }
+            }
+        }
+    }
+
+    // A reduction of a pass being dropped: its own failure adds nothing to the pass's.
+    private static void awaitQuietly(Pending p) {
+        for (Work w : new Work[] {p.scatter(), p.allReduce()}) {
+            if (w != null) {
+                try {
+                    w.waitFor();
+                } catch (RuntimeException e) {
+                    // waited out: the collective no longer writes the buffers
+                }
+            }
+        }
+    }
+
     /** {@inheritDoc} */
     @Override
     public void close() {
         try {
+            // Every pending collective waited out, even past one that failed, before the memory
+            // they write is freed.
             for (Pending p : pending) {
-                for (Work w : new Work[] {p.scatter(), p.allReduce()}) {
-                    if (w != null) {
-                        w.waitFor(timeout);
-                    }
-                }
+                awaitQuietly(p);
             }
             release();
         } finally {

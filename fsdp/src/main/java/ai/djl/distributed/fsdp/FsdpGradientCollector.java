@@ -51,9 +51,16 @@ final class FsdpGradientCollector implements GradientCollector {
         trainer.zeroGradients();
     }
 
-    /** Restores this thread's grad mode. */
+    /**
+     * Restores this thread's grad mode, and drops a forward pass of the trainer that was never
+     * backpropagated (a loss that failed, say), so the next forward pass starts clean.
+     */
     @Override
     public void close() {
-        JniUtils.setGradMode(gradMode);
+        try {
+            trainer.abandonPass();
+        } finally {
+            JniUtils.setGradMode(gradMode);
+        }
     }
 }

@@ -105,6 +105,7 @@ public final class FullyShardedDataParallel extends Trainer {
     private UnitLayout layout;
     private StagedStep staged;
     private boolean staging;
+    private boolean partialGradients;
 
     private FullyShardedDataParallel(Model model, DataParallelConfig config, Builder b) {
         super(model, config);
@@ -200,6 +201,12 @@ public final class FullyShardedDataParallel extends Trainer {
     @Override
     public void step() {
         shard();
+        if (partialGradients) {
+            throw new IllegalStateException(
+                    "step: the last backward pass failed part way, and the gradients hold part of"
+                            + " it (expected: zeroGradients() on the gradient collector before the"
+                            + " next step)");
+        }
         long begin = System.nanoTime();
         staged.abandon();
         for (FlatUnit u : units) {
@@ -255,13 +262,28 @@ public final class FullyShardedDataParallel extends Trainer {
     void backward(NDArray loss) {
         shard();
         long begin = System.nanoTime();
-        staged.backward(loss);
+        try {
+            staged.backward(loss);
+        } catch (RuntimeException | Error e) {
+            // Units reduced before the failure added their part to the shards' gradients.
+            partialGradients = true;
+            throw e;
+        }
         addMetric("backward", begin);
     }
 
     void zeroGradients() {
         if (units != null) {
+            units.forEach(FlatUnit::discardReductions);
             units.forEach(FlatUnit::zeroGradient);
+        }
+        partialGradients = false;
+    }
+
+    /** Drops a training pass that was never backpropagated: its gradient collector closed. */
+    void abandonPass() {
+        if (staged != null) {
+            staged.abandon();
         }
     }
 
@@ -381,11 +403,30 @@ public final class FullyShardedDataParallel extends Trainer {
                 staged.abandon();
             }
             if (units != null) {
-                units.forEach(FlatUnit::close);
+                closeAll(units);
             }
             pool.close();
         } finally {
             super.close();
+        }
+    }
+
+    // Every unit closed, even after one fails: the first failure is thrown, the others suppressed.
+    private static void closeAll(List<FlatUnit> units) {
+        RuntimeException failure = null;
+        for (FlatUnit u : units) {
+            try {
+                u.close();
+            } catch (RuntimeException e) {
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
+                }
+            }
+        }
+        if (failure != null) {
+            throw failure;
         }
     }
 

@@ -13,14 +13,17 @@
  */
 package ai.djl.distributed.fsdp;
 
+import ai.djl.distributed.parallel.InPlace;
 import ai.djl.distributed.parallel.Segments;
 import ai.djl.distributed.staged.Stage;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.NDManager;
+import ai.djl.nn.Parameter;
 import ai.djl.pytorch.jni.JniUtils;
 
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -64,6 +67,7 @@ final class StagedStep {
     private NDList[] inputs;
     private NDList[] outputs;
     private NDManager[] stageManagers;
+    private boolean recorded;
     private long passSeed;
 
     StagedStep(
@@ -97,19 +101,40 @@ final class StagedStep {
     }
 
     /**
-     * Runs a training forward pass.
+     * Runs a training forward pass. A pass that recorded (grad mode on) must be backpropagated, or
+     * abandoned, before the next: its units' gradients come from one backward pass each.
      *
      * @param input the model's inputs; the outputs are attached to their manager
      * @return the last stage's outputs
+     * @throws IllegalStateException if the last recorded pass is still waiting for its backward
      */
     NDList forward(NDList input) {
+        if (inputs != null && recorded) {
+            // Its stages' gradients would be lost: with recompute, its inputs are all that is
+            // kept, and the units it gathered are freed by this pass.
+            throw new IllegalStateException(
+                    "forward: the last training forward pass has not been backpropagated (expected:"
+                            + " one forward pass per backward; for a loss over several inputs,"
+                            + " concatenate them into one batch, or call backward after each"
+                            + " forward: gradients add up until step())");
+        }
         abandon();
+        try {
+            return runForward(input);
+        } catch (RuntimeException | Error e) {
+            endPass(); // nothing half gathered stays behind a failed pass
+            throw e;
+        }
+    }
+
+    private NDList runForward(NDList input) {
         int n = stages.size();
         pass = manager.newSubManager();
         inputs = new NDList[n];
         outputs = new NDList[n];
         stageManagers = new NDManager[n];
         passSeed = seedBase + SEED_STRIDE * passes++;
+        recorded = JniUtils.isGradMode();
         store.setTrainingViews(true);
         NDManager callers = input.head().getManager();
         NDList x = input;
@@ -199,9 +224,11 @@ final class StagedStep {
                 NDManager sm;
                 NDList in;
                 NDList out;
+                List<NDArray[]> running = List.of();
                 if (recompute) {
                     sm = pass.newSubManager();
                     in = Segments.detach(inputs[k], sm, k > 0);
+                    running = saveRunningStatistics(k, sm);
                     boolean mode = JniUtils.isGradMode();
                     try {
                         JniUtils.setGradMode(true);
@@ -219,13 +246,28 @@ final class StagedStep {
                     Segments.backwardThrough(out, g);
                     g = k > 0 ? Segments.gradients(in, pass) : null;
                 } finally {
-                    sm.close();
+                    try {
+                        restoreRunningStatistics(running);
+                    } finally {
+                        sm.close();
+                    }
                 }
                 reduceAfterBackward(k);
             }
             while (!reducing.isEmpty()) {
                 reducing.poll().finishReductions();
             }
+        } catch (RuntimeException | Error e) {
+            // The reductions already started carry part of this pass: waited out and dropped, so
+            // that no later step folds them in.
+            for (FlatUnit u : units) {
+                try {
+                    u.discardReductions();
+                } catch (RuntimeException | Error ex) {
+                    e.addSuppressed(ex);
+                }
+            }
+            throw e;
         } finally {
             reducing.clear();
             endPass();
@@ -294,6 +336,36 @@ final class StagedStep {
         // as the backward pass goes rather than all held to its end.
         while (reducing.size() > 1) {
             reducing.poll().finishReductions();
+        }
+    }
+
+    /**
+     * Copies the stage's running statistics (BatchNorm's mean and variance), which a training
+     * forward pass updates in place: the recompute runs the stage's forward pass a second time, and
+     * its update is undone afterwards, so the statistics end as a plain trainer's.
+     */
+    private List<NDArray[]> saveRunningStatistics(int k, NDManager sm) {
+        List<NDArray[]> saved = new ArrayList<>();
+        for (Parameter p : stages.get(k).getParameters()) {
+            Parameter.Type type = p.getType();
+            if ((type == Parameter.Type.RUNNING_MEAN || type == Parameter.Type.RUNNING_VAR)
+                    && p.isInitialized()) {
+                NDArray live = p.getArray();
+                NDArray copy = live.duplicate();
+                copy.attach(sm);
+                saved.add(new NDArray[] {live, copy});
+            }
+        }
+        return saved;
+    }
+
+    /**
+     * Writes the saved statistics back in place; after the stage's backward, when its graph, which
+     * may hold the live arrays, is spent.
+     */
+    private static void restoreRunningStatistics(List<NDArray[]> saved) {
+        for (NDArray[] s : saved) {
+            InPlace.copy(s[1], s[0], "running statistic " + s[0].getName());
         }
     }
 
