@@ -21,24 +21,37 @@ import ai.djl.ndarray.index.NDIndex;
 import ai.djl.ndarray.types.DataType;
 import ai.djl.ndarray.types.Shape;
 import ai.djl.nn.Parameter;
+import ai.djl.training.optimizer.Optimizer;
 import ai.djl.util.Pair;
 
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
+import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * FSDP's checkpoints, as PyTorch's full and sharded state dicts.
@@ -53,8 +66,9 @@ import java.util.Map;
  *       parameters and of the optimizer's state, with the units' sizes, into {@code
  *       shard-<rank>-of-<world>.bin}; no communication. {@link #loadSharded} reads it back at the
  *       same world size (the next steps are then bit for bit those of an uninterrupted run) or at
- *       another: each rank reassembles every unit from the files and keeps its new range. Trainable
- *       parameters only: buffers and frozen parameters are not written.
+ *       another: each rank reassembles every unit from the files and keeps its new range, changing
+ *       nothing unless every file reads and checks. Trainable parameters only: buffers and frozen
+ *       parameters are not written.
  * </ul>
  *
  * <p>Every method is a collective or must be called by every rank; they block on file I/O and on
@@ -64,6 +78,7 @@ public final class FsdpCheckpoint {
 
     private static final String MAGIC = "djl-distributed fsdp shard";
     private static final int VERSION = 1;
+    private static final Pattern FILE = Pattern.compile("shard-(\\d{1,9})-of-(\\d{1,9})\\.bin");
 
     /** Writes a model whose parameters hold their full values (on rank 0). */
     @FunctionalInterface
@@ -141,52 +156,86 @@ public final class FsdpCheckpoint {
 
     /**
      * Writes this rank's shards and optimizer state into {@code dir/shard-<rank>-of-<world>.bin}.
+     * The file is written under a temporary name ({@code .tmp} appended), forced to disk and then
+     * renamed over the old one, so that a crash mid-save leaves the previous file whole.
      *
      * @param fsdp the trainer, between steps
      * @param dir the directory, shared by the ranks or not (each rank writes its own file)
      * @throws IOException if writing fails
      */
     public static void saveSharded(FullyShardedDataParallel fsdp, Path dir) throws IOException {
-        List<FlatUnit> units = fsdp.units();
         int rank = fsdp.getProcessGroup().getRank();
         int world = fsdp.getProcessGroup().getSize();
         Files.createDirectories(dir);
         Path file = dir.resolve(fileName(rank, world));
-        try (OutputStream os = Files.newOutputStream(file);
-                DataOutputStream out = new DataOutputStream(new BufferedOutputStream(os))) {
-            out.writeUTF(MAGIC);
-            out.writeInt(VERSION);
-            out.writeInt(world);
-            out.writeInt(shardSize(fsdp));
-            out.writeInt(fsdp.shardGroup() == null ? 0 : fsdp.shardGroup().getRank());
-            out.writeInt(units.size());
-            for (FlatUnit u : units) {
-                long lo = shardRank(fsdp) * u.chunkElements();
-                int real = (int) Math.max(0, Math.min(u.chunkElements(), u.totalElements() - lo));
-                out.writeUTF(u.name());
-                out.writeLong(u.totalElements());
-                out.writeLong(lo);
+        Path tmp = dir.resolve(fileName(rank, world) + ".tmp");
+        try {
+            try (FileChannel ch =
+                            FileChannel.open(
+                                    tmp,
+                                    StandardOpenOption.CREATE,
+                                    StandardOpenOption.TRUNCATE_EXISTING,
+                                    StandardOpenOption.WRITE);
+                    DataOutputStream out =
+                            new DataOutputStream(
+                                    new BufferedOutputStream(Channels.newOutputStream(ch)))) {
+                writeShard(fsdp, world, out);
+                out.flush();
+                ch.force(true);
+            }
+            try {
+                Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE);
+            } catch (AtomicMoveNotSupportedException e) {
+                // A file system without atomic renames: the replacement is then not atomic.
+                Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING);
+            }
+        } catch (IOException | RuntimeException e) {
+            try {
+                Files.deleteIfExists(tmp);
+            } catch (IOException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+    }
+
+    private static void writeShard(FullyShardedDataParallel fsdp, int world, DataOutputStream out)
+            throws IOException {
+        List<FlatUnit> units = fsdp.units();
+        out.writeUTF(MAGIC);
+        out.writeInt(VERSION);
+        out.writeInt(world);
+        out.writeInt(shardSize(fsdp));
+        out.writeInt(shardRank(fsdp));
+        out.writeInt(units.size());
+        for (FlatUnit u : units) {
+            // A range past the unit's end (all padding: ceil(L/S) * r >= L) is written as empty at
+            // the end, so that every range lies within the unit.
+            long lo = Math.min(shardRank(fsdp) * u.chunkElements(), u.totalElements());
+            int real = (int) Math.min(u.chunkElements(), u.totalElements() - lo);
+            out.writeUTF(u.name());
+            out.writeLong(u.totalElements());
+            out.writeLong(lo);
+            out.writeInt(real);
+            writeFloats(out, u.shard(), real);
+            List<String> ids = FullyShardedDataParallel.optimizerIds(u);
+            int[] counts = OptimizerState.counts(fsdp.optimizer(), ids.get(0));
+            out.writeInt(counts[0]);
+            out.writeInt(counts[1]);
+            // Each state (Adam's two moments) over the shard's ranges, in order.
+            List<List<NDArray>> ranges = new ArrayList<>();
+            for (String id : ids) {
+                ranges.add(OptimizerState.arrays(fsdp.optimizer(), id));
+            }
+            int states = ranges.get(0).size();
+            out.writeInt(states);
+            for (int k = 0; k < states; k++) {
                 out.writeInt(real);
-                writeFloats(out, u.shard(), real);
-                List<String> ids = FullyShardedDataParallel.optimizerIds(u);
-                int[] counts = OptimizerState.counts(fsdp.optimizer(), ids.get(0));
-                out.writeInt(counts[0]);
-                out.writeInt(counts[1]);
-                // Each state (Adam's two moments) over the shard's ranges, in order.
-                List<List<NDArray>> ranges = new ArrayList<>();
-                for (String id : ids) {
-                    ranges.add(OptimizerState.arrays(fsdp.optimizer(), id));
-                }
-                int states = ranges.get(0).size();
-                out.writeInt(states);
-                for (int k = 0; k < states; k++) {
-                    out.writeInt(real);
-                    int left = real;
-                    for (List<NDArray> range : ranges) {
-                        int n = (int) Math.min(left, range.get(k).size());
-                        writeRaw(out, range.get(k), n);
-                        left -= n;
-                    }
+                int left = real;
+                for (List<NDArray> range : ranges) {
+                    int n = (int) Math.min(left, range.get(k).size());
+                    writeRaw(out, range.get(k), n);
+                    left -= n;
                 }
             }
         }
@@ -194,142 +243,278 @@ public final class FsdpCheckpoint {
 
     /**
      * Reads a sharded checkpoint written at any world size into this trainer's shards and optimizer
-     * state. Every rank reads every file of the first replica, one unit at a time.
+     * state. Every rank reads every file of the first replica, one unit at a time, keeping its own
+     * range of each; nothing of the trainer changes until every unit has been read and checked, so
+     * a failure leaves the parameters and the optimizer as they were.
      *
      * @param fsdp the trainer, sharded ({@code initialize} called) and between steps
-     * @param dir the directory holding every rank's file
-     * @throws IOException if a file is missing, unreadable or does not fit the trainer's units
+     * @param dir the directory holding every rank's file of one save, of one world size
+     * @throws IOException if a file is missing, unreadable or does not fit the trainer's units, or
+     *     if the directory holds shard files of several world sizes
      */
     public static void loadSharded(FullyShardedDataParallel fsdp, Path dir) throws IOException {
         List<FlatUnit> units = fsdp.units();
-        List<Path> files = shardFiles(dir);
+        List<Path> files = shardFiles(dir, units.size());
+        List<Loaded> loaded = new ArrayList<>();
         List<DataInputStream> ins = new ArrayList<>();
         try {
-            for (Path f : files) {
-                InputStream is = Files.newInputStream(f);
+            for (int r = 0; r < files.size(); r++) {
+                InputStream is = Files.newInputStream(files.get(r));
                 DataInputStream in = new DataInputStream(new BufferedInputStream(is));
                 ins.add(in);
-                readHeader(in, f, units.size());
+                readHeader(in, files.get(r), -1, r, units.size());
             }
             for (FlatUnit u : units) {
-                loadUnit(fsdp, u, ins, files);
+                // One optimizer wrote every unit: the same number of states in each (checked in
+                // readUnit), so that only install's first put can fail, before any change.
+                int states = loaded.isEmpty() ? -1 : loaded.get(0).states().length;
+                loaded.add(readUnit(fsdp, u, ins, files, states));
             }
         } finally {
             for (DataInputStream in : ins) {
                 in.close();
             }
         }
+        install(fsdp, units, loaded);
     }
 
-    private static void loadUnit(
-            FullyShardedDataParallel fsdp, FlatUnit u, List<DataInputStream> ins, List<Path> files)
+    /** This rank's part of one unit as read: shard, each optimizer state over it, counts. */
+    private record Loaded(float[] shard, float[][] states, int[] counts) {}
+
+    /**
+     * Writes what was read into the trainer. The optimizer first: its first {@code put} is where an
+     * optimizer of another kind (another number of states) fails, before anything has changed.
+     */
+    private static void install(
+            FullyShardedDataParallel fsdp, List<FlatUnit> units, List<Loaded> loaded)
+            throws IOException {
+        Optimizer optimizer = fsdp.optimizer();
+        Map<String, Integer> counts = new LinkedHashMap<>();
+        try (NDManager m = fsdp.getManager().newSubManager()) {
+            for (int i = 0; i < units.size(); i++) {
+                FlatUnit u = units.get(i);
+                Loaded l = loaded.get(i);
+                List<String> ids = FullyShardedDataParallel.optimizerIds(u);
+                for (int c = 0; c < ids.size(); c++) {
+                    counts.put(ids.get(c), l.counts()[0]);
+                    if (l.states().length > 0) {
+                        int from = (int) u.sliceStart(c);
+                        long length = u.sliceEnd(c) - u.sliceStart(c);
+                        List<NDArray> arrays = new ArrayList<>();
+                        for (float[] s : l.states()) {
+                            arrays.add(slice(m, s, from, length));
+                        }
+                        OptimizerState.put(
+                                optimizer, ids.get(c), arrays, l.counts(), u.shard().getDevice());
+                    }
+                }
+            }
+            // Plain SGD and Adam before its first step have no state arrays but do have update
+            // counts, which the learning-rate trackers read.
+            if (!loaded.isEmpty()) {
+                putCounts(optimizer, counts, loaded.get(0).counts()[1], m);
+            }
+            for (int i = 0; i < units.size(); i++) {
+                FlatUnit u = units.get(i);
+                try (NDArray mine = slice(m, loaded.get(i).shard(), 0, u.chunkElements())) {
+                    u.shard().set(new NDIndex(":"), mine);
+                }
+            }
+        }
+    }
+
+    /**
+     * Replaces the optimizer's update counts. {@link OptimizerState#put} sets counts only with
+     * state arrays; {@link OptimizerState#read} of a record in {@link OptimizerState#write}'s
+     * format holding counts and no state sets them alone (and touches no state array).
+     */
+    private static void putCounts(
+            Optimizer optimizer, Map<String, Integer> counts, int numUpdate, NDManager m)
+            throws IOException {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        Map<String, String> ids = new HashMap<>();
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            out.writeUTF(optimizer.getClass().getName());
+            out.writeInt(numUpdate);
+            out.writeInt(counts.size());
+            for (Map.Entry<String, Integer> e : counts.entrySet()) {
+                out.writeUTF(e.getKey());
+                out.writeInt(e.getValue());
+                ids.put(e.getKey(), e.getKey());
+            }
+            out.writeInt(0);
+        }
+        DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes.toByteArray()));
+        OptimizerState.read(in, optimizer, ids, m, m.getDevice()).apply();
+    }
+
+    /**
+     * Reads one unit from every file and keeps this rank's range of it. The files' ranges must tile
+     * the unit in order: empty ranges anywhere (all padding), the others contiguous.
+     */
+    private static Loaded readUnit(
+            FullyShardedDataParallel fsdp,
+            FlatUnit u,
+            List<DataInputStream> ins,
+            List<Path> files,
+            int expectedStates)
             throws IOException {
         int total = Math.toIntExact(u.totalElements());
         float[] values = new float[total];
-        List<float[]> states = new ArrayList<>();
+        float[][] states = null;
         int[] counts = null;
+        int next = 0;
         for (int f = 0; f < ins.size(); f++) {
             DataInputStream in = ins.get(f);
-            String name = in.readUTF();
-            long size = in.readLong();
-            if (!name.equals(u.name()) || size != total) {
-                throw new IOException(
-                        files.get(f)
-                                + ": unit "
-                                + name
-                                + " of "
-                                + size
-                                + " elements (expected: the trainer's unit "
-                                + u.name()
-                                + " of "
-                                + total
-                                + ")");
-            }
-            int lo = Math.toIntExact(in.readLong());
-            int real = in.readInt();
-            readFloats(in, values, lo, real);
-            int[] c = {in.readInt(), in.readInt()};
-            counts = counts == null ? c : counts;
-            int n = in.readInt();
-            for (int s = 0; s < n; s++) {
-                if (states.size() <= s) {
-                    states.add(new float[total]);
+            try {
+                String name = in.readUTF();
+                long size = in.readLong();
+                if (!name.equals(u.name()) || size != total) {
+                    throw new IOException(
+                            "unit "
+                                    + name
+                                    + " of "
+                                    + size
+                                    + " elements (expected: the trainer's unit "
+                                    + u.name()
+                                    + " of "
+                                    + total
+                                    + ")");
                 }
-                readFloats(in, states.get(s), lo, real);
-            }
-        }
-        NDManager m = fsdp.getManager();
-        long chunk = u.chunkElements();
-        int lo = (int) (shardRank(fsdp) * chunk);
-        try (NDArray mine = slice(m, values, lo, chunk)) {
-            u.shard().set(new NDIndex(":"), mine);
-        }
-        if (!states.isEmpty()) {
-            List<String> ids = FullyShardedDataParallel.optimizerIds(u);
-            for (int c = 0; c < ids.size(); c++) {
-                List<NDArray> arrays = new ArrayList<>();
-                int from = lo + (int) u.sliceStart(c);
-                long length = u.sliceEnd(c) - u.sliceStart(c);
+                long lo = in.readLong();
+                int real = in.readInt();
+                if (real < 0 || real > 0 && lo != next) {
+                    throw new IOException(
+                            name + ": " + real + " at " + lo + " (expected: at " + next + ")");
+                }
+                int at = real == 0 ? 0 : next;
+                readFloats(in, values, at, real);
+                next += real;
+                int[] c = {in.readInt(), in.readInt()};
+                counts = counts == null ? c : counts;
+                int n = in.readInt();
+                int expected = states != null ? states.length : expectedStates;
+                if (n < 0 || expected >= 0 && n != expected) {
+                    throw new IOException(
+                            name + ": " + n + " optimizer states (expected: " + expected + ")");
+                }
+                states = states == null ? new float[n][total] : states;
                 for (float[] s : states) {
-                    arrays.add(slice(m, s, from, length));
+                    readFloats(in, s, at, real);
                 }
-                OptimizerState.put(
-                        fsdp.optimizer(), ids.get(c), arrays, counts, u.shard().getDevice());
+            } catch (IOException e) {
+                throw new IOException(files.get(f) + ": " + e.getMessage(), e);
             }
         }
+        if (next != total) {
+            throw new IOException(
+                    u.name() + ": the files hold " + next + " of " + total + " elements");
+        }
+        int lo = (int) (shardRank(fsdp) * u.chunkElements());
+        int chunk = Math.toIntExact(u.chunkElements());
+        float[][] mine = new float[states.length][];
+        for (int s = 0; s < states.length; s++) {
+            mine[s] = range(states[s], lo, chunk);
+        }
+        return new Loaded(range(values, lo, chunk), mine, counts);
     }
 
-    /** Elements {@code [lo, lo + chunk)} of a unit, zeros past its end, as a new array. */
-    private static NDArray slice(NDManager m, float[] all, int lo, long chunk) {
-        float[] part = new float[Math.toIntExact(chunk)];
-        int n = Math.max(0, Math.min(part.length, all.length - lo));
-        System.arraycopy(all, lo, part, 0, n);
-        return m.create(part, new Shape(chunk));
+    /** Elements {@code [lo, lo + n)} of a unit, zeros past its end (lo may be past it too). */
+    private static float[] range(float[] all, int lo, int n) {
+        float[] part = new float[n];
+        int copy = Math.max(0, Math.min(n, all.length - lo));
+        if (copy > 0) {
+            System.arraycopy(all, lo, part, 0, copy);
+        }
+        return part;
     }
 
-    private static void readHeader(DataInputStream in, Path f, int units) throws IOException {
+    /** Elements {@code [lo, lo + n)} of an array, as a new NDArray of the manager. */
+    private static NDArray slice(NDManager m, float[] all, int lo, long n) {
+        return m.create(range(all, lo, Math.toIntExact(n)), new Shape(n));
+    }
+
+    /**
+     * Reads and checks a file's header: magic, version, world size (when {@code world >= 0}), the
+     * rank's shard rank within a shard group that divides the world, and the number of units.
+     *
+     * @return the shard group's size
+     */
+    private static int readHeader(DataInputStream in, Path f, int world, int rank, int units)
+            throws IOException {
         if (!MAGIC.equals(in.readUTF()) || in.readInt() != VERSION) {
             throw new IOException(f + ": not an FSDP shard of version " + VERSION);
         }
-        in.readInt();
-        in.readInt();
-        in.readInt();
+        int w = in.readInt();
+        int shards = in.readInt();
+        int shardRank = in.readInt();
+        boolean fits = shards > 0 && w % shards == 0 && shardRank == rank % shards;
+        if (world >= 0 && w != world || !fits) {
+            // Rank r of a mesh with S columns is shard rank r % S (DeviceMesh: row-major).
+            String what = "shard rank " + shardRank + " of " + shards + " at world size " + w;
+            throw new IOException(f + ": written by " + what + " (expected: rank " + rank + "'s)");
+        }
         int n = in.readInt();
         if (n != units) {
             throw new IOException(f + ": " + n + " units (expected: the trainer's " + units + ")");
         }
+        return shards;
     }
 
-    /** The files of the first replica, in shard order. */
-    private static List<Path> shardFiles(Path dir) throws IOException {
-        int world = -1;
+    /**
+     * The files of the first replica, in shard order, with every file's header checked against its
+     * name. The directory must hold the files of exactly one world size: two saves of different
+     * sizes in one directory are refused rather than one of them picked.
+     */
+    private static List<Path> shardFiles(Path dir, int units) throws IOException {
+        Map<Integer, Set<Integer>> ranksByWorld = new TreeMap<>();
         try (var stream = Files.list(dir)) {
             for (Path p : (Iterable<Path>) stream::iterator) {
-                String n = dir.relativize(p).toString(); // an entry of dir: its file name
-                if (n.startsWith("shard-") && n.endsWith(".bin")) {
-                    world = Integer.parseInt(n.substring(n.indexOf("-of-") + 4, n.length() - 4));
+                Matcher m = FILE.matcher(dir.relativize(p).toString()); // an entry: its name
+                if (m.matches()) {
+                    ranksByWorld
+                            .computeIfAbsent(Integer.parseInt(m.group(2)), k -> new TreeSet<>())
+                            .add(Integer.parseInt(m.group(1)));
                 }
             }
         }
-        if (world < 0) {
+        if (ranksByWorld.isEmpty()) {
             throw new IOException(
                     dir + ": no shard-<rank>-of-<world>.bin (expected: saveSharded's)");
+        }
+        if (ranksByWorld.size() > 1) {
+            throw new IOException(
+                    dir
+                            + ": shard files of world sizes "
+                            + ranksByWorld.keySet()
+                            + " (expected: one save's)");
+        }
+        Map.Entry<Integer, Set<Integer>> only = ranksByWorld.entrySet().iterator().next();
+        int world = only.getKey();
+        for (int r = 0; r < world; r++) {
+            if (!only.getValue().contains(r)) {
+                throw new IOException(
+                        dir.resolve(fileName(r, world))
+                                + ": missing (expected: every rank's file)");
+            }
+        }
+        if (only.getValue().size() != world) {
+            throw new IOException(dir + ": ranks " + only.getValue() + " of world size " + world);
         }
         // Rank files in order; with hybrid sharding, those of the first replica (shard ranks 0..).
         List<Path> files = new ArrayList<>();
         int shards = -1;
         for (int r = 0; r < world; r++) {
             Path p = dir.resolve(fileName(r, world));
-            if (!Files.exists(p)) {
-                throw new IOException(
-                        p + ": missing (expected: every rank's file of " + world + ")");
-            }
+            int s;
             try (DataInputStream in = new DataInputStream(Files.newInputStream(p))) {
-                in.readUTF();
-                in.readInt();
-                in.readInt();
-                shards = shards < 0 ? in.readInt() : shards;
+                s = readHeader(in, p, world, r, units);
             }
+            if (shards >= 0 && s != shards) {
+                throw new IOException(
+                        p + ": shard group of " + s + " (expected: " + shards + " as rank 0's)");
+            }
+            shards = s;
             if (r < shards) {
                 files.add(p);
             }
@@ -366,10 +551,11 @@ public final class FsdpCheckpoint {
         }
     }
 
+    /** Reads a length and that many floats into {@code into[at..]}; an empty range is empty. */
     private static void readFloats(DataInputStream in, float[] into, int at, int expected)
             throws IOException {
         int n = in.readInt();
-        if (n != expected || at + n > into.length) {
+        if (n != expected || n > 0 && (at < 0 || at > into.length - n)) {
             throw new IOException(
                     "range of " + n + " elements at " + at + " (expected: " + expected + ")");
         }

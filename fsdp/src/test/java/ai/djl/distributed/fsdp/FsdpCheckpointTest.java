@@ -15,6 +15,7 @@ package ai.djl.distributed.fsdp;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.djl.Model;
@@ -23,7 +24,12 @@ import ai.djl.distributed.transformer.GptModel;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.NDManager;
+import ai.djl.ndarray.types.Shape;
+import ai.djl.nn.Block;
+import ai.djl.nn.SequentialBlock;
+import ai.djl.nn.core.Linear;
 import ai.djl.training.ParameterStore;
+import ai.djl.training.loss.Loss;
 import ai.djl.training.optimizer.Optimizer;
 import ai.djl.training.tracker.Tracker;
 
@@ -31,13 +37,17 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
+import java.util.stream.Stream;
 
 /** FSDP's full and sharded checkpoints. */
 @Timeout(180)
@@ -202,5 +212,166 @@ class FsdpCheckpointTest {
                             .toFloatArray();
             assertTrue(Fixture.relativeError(trained.logits(), logits) < 1e-6);
         }
+    }
+
+    /**
+     * Linear(4 -> 1) under FSDP at {@code ranks} ranks with SGD: one unit of 5 elements, so that at
+     * four ranks (chunks of 2) the last rank's range is all padding. Loads a sharded checkpoint
+     * first and saves one after {@code steps} steps when given; returns rank 0's full parameters.
+     */
+    private static Map<String, float[]> linear(int ranks, int steps, Path load, Path save)
+            throws Exception {
+        return Fixture.ranks(
+                        ranks,
+                        (group, manager) -> {
+                            try (Model model = Model.newInstance("linear")) {
+                                Block block =
+                                        new SequentialBlock()
+                                                .add(Linear.builder().setUnits(1).build());
+                                block.setInitializer(Fixture.deterministic(), p -> true);
+                                model.setBlock(block);
+                                try (FullyShardedDataParallel t =
+                                        FullyShardedDataParallel.builder()
+                                                .setModel(model)
+                                                .setTrainingConfig(
+                                                        Fixture.config(sgd(), Loss.l2Loss()))
+                                                .setProcessGroup(group)
+                                                .build()) {
+                                    t.initialize(new Shape(2, 4));
+                                    if (load != null) {
+                                        FsdpCheckpoint.loadSharded(t, load);
+                                    }
+                                    for (int s = 0; s < steps; s++) {
+                                        float[] x = new float[8];
+                                        for (int i = 0; i < x.length; i++) {
+                                            x[i] = (float) Math.cos(0.7 * i + s + group.getRank());
+                                        }
+                                        NDArray in = manager.create(x, new Shape(2, 4));
+                                        NDArray out =
+                                                manager.create(
+                                                        new float[] {1, -1}, new Shape(2, 1));
+                                        Fixture.backward(
+                                                t, new NDList[] {new NDList(in), new NDList(out)});
+                                        t.step();
+                                    }
+                                    if (save != null) {
+                                        FsdpCheckpoint.saveSharded(t, save);
+                                    }
+                                    Map<String, float[]> full = new LinkedHashMap<>();
+                                    t.forEachFullParameter((n, a) -> full.put(n, a.toFloatArray()));
+                                    return full;
+                                }
+                            }
+                        })
+                .get(0);
+    }
+
+    @Test
+    void aRankWhoseRangeIsAllPaddingSavesAndLoads() throws Exception {
+        Map<String, float[]> initial = linear(4, 0, null, null);
+        Map<String, float[]> trained = linear(4, 2, null, dir);
+        // Written under temporary names and renamed: only the four shard files are left.
+        try (Stream<Path> files = Files.list(dir)) {
+            assertEquals(4, files.filter(p -> p.toString().endsWith(".bin")).count());
+        }
+        try (Stream<Path> files = Files.list(dir)) {
+            assertEquals(4, files.count());
+        }
+        assertTrue(
+                trained.keySet().stream()
+                        .anyMatch(n -> !Arrays.equals(initial.get(n), trained.get(n))),
+                "two steps changed the parameters");
+        for (int ranks : new int[] {4, 2}) {
+            Map<String, float[]> loaded = linear(ranks, 0, dir, null);
+            assertEquals(trained.keySet(), loaded.keySet());
+            for (String name : trained.keySet()) {
+                assertArrayEquals(trained.get(name), loaded.get(name), ranks + " ranks: " + name);
+            }
+        }
+    }
+
+    /**
+     * Loads at {@code ranks} ranks into a fresh trainer with AdamW, expecting an IOException, and
+     * checks that the failed load changed neither the parameters nor the optimizer (still without
+     * state, as before its first step). Returns rank 0's message.
+     */
+    private static String loadFails(int ranks, Path from) throws Exception {
+        return Fixture.ranks(
+                        ranks,
+                        (group, manager) -> {
+                            Optimizer opt = Fixture.adamW();
+                            try (Model model = Fixture.gptModel(0);
+                                    FullyShardedDataParallel t =
+                                            FullyShardedDataParallel.builder()
+                                                    .setModel(model)
+                                                    .setTrainingConfig(Fixture.config(opt))
+                                                    .setProcessGroup(group)
+                                                    .build()) {
+                                Map<String, float[]> before = new LinkedHashMap<>();
+                                t.forEachFullParameter((n, a) -> before.put(n, a.toFloatArray()));
+                                IOException e =
+                                        assertThrows(
+                                                IOException.class,
+                                                () -> FsdpCheckpoint.loadSharded(t, from));
+                                Map<String, float[]> after = new LinkedHashMap<>();
+                                t.forEachFullParameter((n, a) -> after.put(n, a.toFloatArray()));
+                                for (String name : before.keySet()) {
+                                    assertArrayEquals(before.get(name), after.get(name), name);
+                                }
+                                for (FlatUnit u : t.units()) {
+                                    for (String id : FullyShardedDataParallel.optimizerIds(u)) {
+                                        assertTrue(OptimizerState.arrays(opt, id).isEmpty(), id);
+                                        assertEquals(0, OptimizerState.counts(opt, id)[1], id);
+                                    }
+                                }
+                                return e.getMessage();
+                            }
+                        })
+                .get(0);
+    }
+
+    @Test
+    void aFailedLoadChangesNothing() throws Exception {
+        run(3, Fixture::adamW, 0, 2, null, null, dir, null);
+        // The last rank's file loses its last bytes: the last unit's optimizer state, read after
+        // every other unit.
+        Path last = dir.resolve("shard-2-of-3.bin");
+        byte[] bytes = Files.readAllBytes(last);
+        Files.write(last, Arrays.copyOf(bytes, bytes.length - 4));
+        String message = loadFails(3, dir);
+        assertTrue(message.contains("shard-2-of-3.bin"), message);
+    }
+
+    @Test
+    void updateCountsResumeWithoutOptimizerState() throws Exception {
+        // SGD without momentum keeps no state arrays, only update counts; a learning rate that
+        // falls with the count tells whether they were restored.
+        Supplier<Optimizer> decaying =
+                () -> Optimizer.sgd().setLearningRateTracker((Tracker) n -> 0.1f / (1 + n)).build();
+        Run straight = run(3, decaying, 0, 4, null, null, null, null).get(0);
+        run(3, decaying, 0, 2, null, null, dir, null);
+        Run resumed = run(3, decaying, 2, 2, dir, null, null, null).get(0);
+        for (String name : straight.params().keySet()) {
+            assertArrayEquals(straight.params().get(name), resumed.params().get(name), name);
+        }
+    }
+
+    @Test
+    void aDirectoryWithTwoWorldSizesOrAMisplacedFileIsRefused() throws Exception {
+        Path mixed = dir.resolve("mixed");
+        run(2, FsdpCheckpointTest::sgd, 0, 1, null, null, mixed, null);
+        run(3, FsdpCheckpointTest::sgd, 0, 1, null, null, mixed, null);
+        String message = loadFails(2, mixed);
+        assertTrue(message.contains("world sizes [2, 3]"), message);
+
+        // Rank 1's file under rank 0's name: its header names shard rank 1.
+        Path swapped = dir.resolve("swapped");
+        run(2, FsdpCheckpointTest::sgd, 0, 1, null, null, swapped, null);
+        Files.copy(
+                swapped.resolve("shard-1-of-2.bin"),
+                swapped.resolve("shard-0-of-2.bin"),
+                StandardCopyOption.REPLACE_EXISTING);
+        message = loadFails(2, swapped);
+        assertTrue(message.contains("shard-0-of-2.bin: written by shard rank 1"), message);
     }
 }
