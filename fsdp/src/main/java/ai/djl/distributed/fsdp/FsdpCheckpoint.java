@@ -26,8 +26,6 @@ import ai.djl.util.Pair;
 
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -290,6 +288,10 @@ public final class FsdpCheckpoint {
             throws IOException {
         Optimizer optimizer = fsdp.optimizer();
         Map<String, Integer> counts = new LinkedHashMap<>();
+        if (loaded.stream().allMatch(l -> l.states().length == 0)) {
+            // nothing of the optimizer's present state outlives the load
+            OptimizerState.clearStates(optimizer);
+        }
         try (NDManager m = fsdp.getManager().newSubManager()) {
             for (int i = 0; i < units.size(); i++) {
                 FlatUnit u = units.get(i);
@@ -312,7 +314,7 @@ public final class FsdpCheckpoint {
             // Plain SGD and Adam before its first step have no state arrays but do have update
             // counts, which the learning-rate trackers read.
             if (!loaded.isEmpty()) {
-                putCounts(optimizer, counts, loaded.get(0).counts()[1], m);
+                OptimizerState.putCounts(optimizer, counts, loaded.get(0).counts()[1]);
             }
             for (int i = 0; i < units.size(); i++) {
                 FlatUnit u = units.get(i);
@@ -321,31 +323,6 @@ public final class FsdpCheckpoint {
                 }
             }
         }
-    }
-
-    /**
-     * Replaces the optimizer's update counts. {@link OptimizerState#put} sets counts only with
-     * state arrays; {@link OptimizerState#read} of a record in {@link OptimizerState#write}'s
-     * format holding counts and no state sets them alone (and touches no state array).
-     */
-    private static void putCounts(
-            Optimizer optimizer, Map<String, Integer> counts, int numUpdate, NDManager m)
-            throws IOException {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        Map<String, String> ids = new HashMap<>();
-        try (DataOutputStream out = new DataOutputStream(bytes)) {
-            out.writeUTF(optimizer.getClass().getName());
-            out.writeInt(numUpdate);
-            out.writeInt(counts.size());
-            for (Map.Entry<String, Integer> e : counts.entrySet()) {
-                out.writeUTF(e.getKey());
-                out.writeInt(e.getValue());
-                ids.put(e.getKey(), e.getKey());
-            }
-            out.writeInt(0);
-        }
-        DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes.toByteArray()));
-        OptimizerState.read(in, optimizer, ids, m, m.getDevice()).apply();
     }
 
     /**

@@ -357,6 +357,57 @@ class FsdpCheckpointTest {
     }
 
     @Test
+    void anOptimizerSavedBeforeItsFirstStepLeavesNoStaleState() throws Exception {
+        // Saved before any step: no Adam moments, counts of zero. Loaded into a trainer that has
+        // stepped, its moments must go, or the next step differs from a fresh run's first.
+        run(2, Fixture::adamW, 0, 0, null, null, dir, null);
+        Run fresh = run(2, Fixture::adamW, 0, 1, null, null, null, null).get(0);
+        Map<String, float[]> resumed =
+                Fixture.ranks(
+                                2,
+                                (group, manager) -> {
+                                    Optimizer opt = Fixture.adamW();
+                                    try (Model model = Fixture.gptModel(0);
+                                            FullyShardedDataParallel t =
+                                                    FullyShardedDataParallel.builder()
+                                                            .optimizerSlice(900)
+                                                            .setModel(model)
+                                                            .setTrainingConfig(Fixture.config(opt))
+                                                            .setProcessGroup(group)
+                                                            .build()) {
+                                        for (int s = 5; s < 7; s++) {
+                                            Fixture.backward(
+                                                    t,
+                                                    Fixture.tokens(manager, s, group.getRank(), 2));
+                                            t.step();
+                                        }
+                                        FsdpCheckpoint.loadSharded(t, dir);
+                                        for (FlatUnit u : t.units()) {
+                                            for (String id :
+                                                    FullyShardedDataParallel.optimizerIds(u)) {
+                                                assertTrue(
+                                                        OptimizerState.arrays(opt, id).isEmpty(),
+                                                        id);
+                                                assertEquals(0, OptimizerState.counts(opt, id)[0]);
+                                                assertEquals(0, OptimizerState.counts(opt, id)[1]);
+                                            }
+                                        }
+                                        Fixture.backward(
+                                                t, Fixture.tokens(manager, 0, group.getRank(), 2));
+                                        t.step();
+                                        Map<String, float[]> full = new LinkedHashMap<>();
+                                        t.forEachFullParameter(
+                                                (n, a) -> full.put(n, a.toFloatArray()));
+                                        return full;
+                                    }
+                                })
+                        .get(0);
+        for (String name : fresh.params().keySet()) {
+            assertArrayEquals(fresh.params().get(name), resumed.get(name), name);
+        }
+    }
+
+    @Test
     void aDirectoryWithTwoWorldSizesOrAMisplacedFileIsRefused() throws Exception {
         Path mixed = dir.resolve("mixed");
         run(2, FsdpCheckpointTest::sgd, 0, 1, null, null, mixed, null);

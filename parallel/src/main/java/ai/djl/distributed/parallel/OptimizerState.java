@@ -193,10 +193,7 @@ public final class OptimizerState {
          * optimizer then owns this state's arrays (detached from their manager). Call it once.
          */
         public void apply() {
-            set(field(Optimizer.class, "numUpdate"), optimizer, numUpdate);
-            Map<String, Integer> current = counts(optimizer);
-            current.clear();
-            current.putAll(counts);
+            putCounts(optimizer, counts, numUpdate);
             for (Map.Entry<Field, Map<String, NDArray>> e : states.entrySet()) {
                 Map<String, Map<Device, NDArray>> state = stateMap(e.getKey(), optimizer);
                 // State arrays belong to no manager (as Optimizer.withDefaultState makes them):
@@ -298,6 +295,41 @@ public final class OptimizerState {
         }
         counts(optimizer).put(parameterId, counts[0]);
         set(field(Optimizer.class, "numUpdate"), optimizer, counts[1]);
+    }
+
+    /**
+     * Replaces every update count of an optimizer, and its number of updates, leaving its state
+     * arrays as they are: what a checkpoint restores besides the arrays (learning-rate trackers
+     * read the counts, and plain SGD has nothing else).
+     *
+     * @param optimizer the optimizer
+     * @param counts each parameter id's number of updates; the optimizer's counts become these
+     * @param numUpdate the optimizer's number of updates
+     * @throws IllegalStateException if DJL's optimizer internals cannot be reached
+     */
+    public static void putCounts(Optimizer optimizer, Map<String, Integer> counts, int numUpdate) {
+        Map<String, Integer> current = counts(optimizer);
+        current.clear();
+        current.putAll(counts);
+        set(field(Optimizer.class, "numUpdate"), optimizer, numUpdate);
+    }
+
+    /**
+     * Drops every state array of an optimizer, closing them: restoring a checkpoint that holds none
+     * (plain SGD, or an optimizer saved before its first update) leaves no stale state behind.
+     *
+     * @param optimizer the optimizer
+     * @throws IllegalStateException if DJL's optimizer internals cannot be reached
+     */
+    public static void clearStates(Optimizer optimizer) {
+        for (Field f : stateFields(optimizer.getClass())) {
+            Map<String, Map<Device, NDArray>> state = stateMap(f, optimizer);
+            // State arrays belong to no manager: closed here, or never freed.
+            for (Map<Device, NDArray> perDevice : state.values()) {
+                perDevice.values().forEach(NDArray::close);
+            }
+            state.clear();
+        }
     }
 
     private static String id(Map<String, String> idByName, String name) {
