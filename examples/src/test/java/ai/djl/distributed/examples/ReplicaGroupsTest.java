@@ -143,7 +143,7 @@ class ReplicaGroupsTest {
                                 + ")"),
                 log);
         // the leader's failure ends its replica: the launcher names whichever rank exited first
-        assertTrue(log.contains("djlrun: worker failed: rank "), log);
+        assertTrue(log.contains("djlrun: job failed: rank "), log);
         assertFalse(log.contains("sum over all replicas"), log);
         assertTrue(seconds >= 4, "failed after " + seconds + " s, before the timeout");
     }

@@ -58,6 +58,9 @@ final class LaunchCommandLine {
      */
     static ParseResult parse(List<String> args, Map<String, String> env) {
         CommandLine cmd = new CommandLine(spec(env));
+        // What follows TARGET is the workers' as typed: picocli would replace an @file argument
+        // there (anywhere on the line) by the file's contents, which torchrun never does.
+        cmd.setExpandAtFiles(false);
         try {
             return cmd.parseArgs(args.toArray(new String[0]));
         } catch (UnmatchedArgumentException e) {

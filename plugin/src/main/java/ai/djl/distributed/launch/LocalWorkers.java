@@ -23,6 +23,7 @@ import java.util.Optional;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 
 /**
  * The worker processes of this node for one attempt: started together, watched, stopped together.
@@ -132,24 +133,34 @@ final class LocalWorkers implements AutoCloseable {
      */
     synchronized void stop(Duration grace) {
         stopping = true;
-        List<ProcessHandle> all = new ArrayList<>();
-        for (Worker w : workers) {
-            // descendants first: once a worker is gone its children are no longer found
-            w.process.descendants().forEach(all::add);
-            all.add(w.process.toHandle());
-        }
-        all.removeIf(h -> !h.isAlive());
+        List<ProcessHandle> all = live();
         if (!all.isEmpty()) {
             all.forEach(ProcessHandle::destroy);
             if (!awaitGone(all, grace)) {
-                all.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
-                awaitGone(all, KILL_WAIT);
+                // found again: a process may have started others meanwhile
+                List<ProcessHandle> left = live();
+                left.forEach(ProcessHandle::destroyForcibly);
+                awaitGone(left, KILL_WAIT);
             }
         }
         long drained = System.nanoTime() + DRAIN_NANOS;
         for (Worker w : workers) {
             w.awaitDrained(drained);
         }
+    }
+
+    // Every live worker with its descendants and the rest of its process group: the children of
+    // a worker that has exited are found only through the group.
+    private List<ProcessHandle> live() {
+        List<ProcessHandle> all = new ArrayList<>();
+        for (Worker w : workers) {
+            // descendants first: once a worker is gone its children are no longer found
+            w.process.descendants().forEach(all::add);
+            all.add(w.process.toHandle());
+            all.addAll(ProcessGroups.members(w.process.pid()));
+        }
+        all.removeIf(h -> !h.isAlive());
+        return all.stream().distinct().collect(Collectors.toList());
     }
 
     /** Stops the workers with the grace period given at start; idempotent. */
@@ -195,7 +206,7 @@ final class LocalWorkers implements AutoCloseable {
                 PrintStream err,
                 BlockingQueue<WorkerExit> exits)
                 throws IOException {
-            ProcessBuilder pb = new ProcessBuilder(setup.command());
+            ProcessBuilder pb = new ProcessBuilder(ProcessGroups.command(setup.command()));
             pb.environment().putAll(setup.environment(local, restartCount));
             pb.redirectInput(ProcessBuilder.Redirect.INHERIT);
             Process p = pb.start();

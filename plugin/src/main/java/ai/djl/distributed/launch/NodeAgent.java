@@ -105,7 +105,7 @@ final class NodeAgent implements AutoCloseable {
         while (true) {
             Optional<Event> abort = round > 0 ? rounds.begin(round) : Optional.empty();
             if (abort.isPresent()) {
-                log("worker failed: " + abort.get().message());
+                log("job failed: " + abort.get().message());
                 rdzv.leave(groupRank, deadNodes);
                 return 1;
             }
@@ -122,7 +122,14 @@ final class NodeAgent implements AutoCloseable {
             }
             if (end.kind() != Kind.RESTART) {
                 if (end.kind() == Kind.FAILURE) {
-                    log("worker failed: " + end.message() + "; no restarts left " + restarts());
+                    // A worker's failure at the limit, or one no restart mends (a dead node, a
+                    // stopped launcher): restarts are left only in the latter case.
+                    log(
+                            "job failed: "
+                                    + end.message()
+                                    + (round < options.maxRestarts()
+                                            ? ""
+                                            : "; no restarts left " + restarts()));
                 }
                 rdzv.leave(groupRank, deadNodes);
                 return end.kind() == Kind.SUCCESS ? 0 : 1;
@@ -258,10 +265,12 @@ final class NodeAgent implements AutoCloseable {
         return Optional.of(rounds.post(round, new Event(Kind.FAILURE, why)));
     }
 
-    // This node's workers succeeded: wait for the others', or for their failure.
+    // This node's workers succeeded: wait for the others', or for their failure. No deadline:
+    // the other nodes' workers may run for long after these (rank 0 writing a checkpoint, say),
+    // and a node that dies is found by its silent heartbeat. Leaving early would end the job's
+    // store (on node 0) or look like a dead node (elsewhere).
     private Event awaitOtherNodes(RestartRounds rounds) throws InterruptedException {
         rounds.markDone(round);
-        long deadline = System.nanoTime() + options.rdzvTimeout().toNanos();
         while (!rounds.allDone(round)) {
             Optional<Event> event = otherNodes(rounds);
             if (event.isPresent()) {
@@ -269,16 +278,6 @@ final class NodeAgent implements AutoCloseable {
             }
             if (isShuttingDown()) {
                 return null;
-            }
-            if (System.nanoTime() - deadline >= 0) {
-                throw new LaunchException(
-                        "timed out after "
-                                + options.rdzvTimeout().toSeconds()
-                                + " s waiting for the other nodes' workers to finish: "
-                                + rounds.done(round)
-                                + " of "
-                                + options.nnodes()
-                                + " nodes done (--rdzv-timeout sets the limit)");
             }
             Thread.sleep(Math.max(1, options.monitorInterval().toMillis()));
         }

@@ -92,6 +92,8 @@ public final class WorkerMain {
             return;
         }
         System.err.println("djlrun worker: the launcher (pid " + pid + ") is gone; exiting");
+        // The processes this worker started go too: nobody else is left to stop them.
+        ProcessHandle.current().descendants().forEach(ProcessHandle::destroy);
         // exit runs the program's shutdown hooks; halt if they hang
         Thread halt =
                 new Thread(

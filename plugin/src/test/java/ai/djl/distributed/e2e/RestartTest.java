@@ -83,7 +83,7 @@ class RestartTest {
             assertEquals(1, djlrun.waitFor(Faults.WAIT), djlrun::describe);
             String err = djlrun.stderr();
             assertTrue(err.contains("restarting all workers: restart 1 of 1"), err);
-            assertTrue(err.contains("worker failed: rank 0 (local rank 0 on node 0, pid "), err);
+            assertTrue(err.contains("job failed: rank 0 (local rank 0 on node 0, pid "), err);
             assertEquals(2, Faults.count(err, "exited with code 5"), err);
             assertTrue(err.contains("no restarts left (--max-restarts 1)"), err);
             Faults.assertAllExited(djlrun);

@@ -20,10 +20,13 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -55,6 +58,15 @@ class LaunchOptionsTest {
         }
         String m = fails("--nproc-per-node", "gpus", "x.Main");
         assertTrue(m.contains("a positive integer, gpu, auto or cpu"), m);
+    }
+
+    @Test
+    void anAtFileReachesTheWorkersAsTyped(@TempDir Path dir) throws Exception {
+        // picocli's default would replace it by the file's contents, on any part of the line
+        Path file = Files.writeString(dir.resolve("args.txt"), "--secret-flag value");
+        LaunchOptions o = parse("--nproc-per-node", "2", "x.Main", "@" + file, "--", "x");
+        assertEquals(List.of("@" + file, "--", "x"), o.targetArgs());
+        assertEquals(2, o.nprocPerNode());
     }
 
     @Test

@@ -35,7 +35,8 @@ import java.util.TreeMap;
  *   <li>{@code fail:RANK:CODE}: rank RANK exits with CODE; {@code fail-first:RANK:CODE} only while
  *       TORCHELASTIC_RESTART_COUNT is 0;
  *   <li>{@code sleep:SECONDS}: sleeps; {@code stderr:TEXT}: prints TEXT on stderr; {@code
- *       partial:TEXT}: prints TEXT with no newline.
+ *       partial:TEXT}: prints TEXT with no newline;
+ *   <li>{@code child}: starts {@code sleep 300} and prints {@code CHILD pid}.
  * </ul>
  */
 public final class LaunchTestWorker {
@@ -94,6 +95,11 @@ public final class LaunchTestWorker {
                 case "sleep":
                     System.out.println("SLEEPING");
                     Thread.sleep((long) (Double.parseDouble(p[1]) * 1000));
+                    break;
+                case "child":
+                    // a process of the worker's own, as a data loader or a shell-out would be
+                    Process child = new ProcessBuilder("sleep", "300").start();
+                    System.out.println("CHILD " + child.pid());
                     break;
                 case "stderr":
                     System.err.println(p[1]);

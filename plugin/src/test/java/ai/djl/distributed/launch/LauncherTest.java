@@ -25,6 +25,7 @@ import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -184,13 +185,36 @@ class LauncherTest {
             assertEquals(1, djlrun.waitFor(WAIT), djlrun::describe);
             String err = djlrun.stderr();
             assertTrue(
-                    err.contains("worker failed: rank 1 (local rank 1 on node 0, pid "),
+                    err.contains("job failed: rank 1 (local rank 1 on node 0, pid "),
                     djlrun::describe);
             assertTrue(err.contains(") exited with code 3 at 20"), err);
             assertTrue(err.contains("no restarts left (--max-restarts 0)"), err);
             Set<Long> pids = djlrun.workerPids();
             assertEquals(3, pids.size(), djlrun::describe);
             assertAllGone(pids, Duration.ofSeconds(5));
+        }
+    }
+
+    /** The pids of the workers' {@code child} processes, from their output. */
+    private static Set<Long> childPids(String stdout) {
+        Set<Long> pids = new HashSet<>();
+        Matcher m = Pattern.compile("CHILD (\\d+)").matcher(stdout);
+        while (m.find()) {
+            pids.add(Long.parseLong(m.group(1)));
+        }
+        return pids;
+    }
+
+    @Test
+    void theChildrenOfAFailedWorkerGoWithTheJob() throws Exception {
+        // Rank 1 exits with a child running: the child then belongs to init, and only its process
+        // group still ties it to the worker.
+        try (LauncherProcess djlrun =
+                launch("--nproc-per-node", "2", WORKER, "env", "child", "fail:1:3", "sleep:60")) {
+            assertEquals(1, djlrun.waitFor(WAIT), djlrun::describe);
+            Set<Long> children = childPids(djlrun.stdout());
+            assertEquals(2, children.size(), djlrun::describe);
+            assertAllGone(children, Duration.ofSeconds(5));
         }
     }
 
@@ -246,11 +270,14 @@ class LauncherTest {
 
     @Test
     void workersOfAKilledLauncherExitOnTheirOwn() throws Exception {
-        try (LauncherProcess djlrun = launch(WORKER, "env", "sleep:60")) {
+        try (LauncherProcess djlrun = launch(WORKER, "env", "child", "sleep:60")) {
             djlrun.awaitLines("SLEEPING", 1, WAIT);
             Set<Long> pids = djlrun.workerPids();
+            Set<Long> children = childPids(djlrun.stdout());
+            assertEquals(1, children.size(), djlrun::describe);
             djlrun.process().destroyForcibly(); // SIGKILL: no hook runs
             assertAllGone(pids, Duration.ofSeconds(10));
+            assertAllGone(children, Duration.ofSeconds(5));
         }
     }
 
@@ -308,7 +335,7 @@ class LauncherTest {
                 String err = node.stderr();
                 assertTrue(err.contains("rank 1 (local rank 0 on node 1, pid "), node::describe);
                 assertTrue(err.contains("restarting all workers: restart 1 of 1"), err);
-                assertTrue(err.contains("worker failed: rank 1 (local rank 0 on node 1"), err);
+                assertTrue(err.contains("job failed: rank 1 (local rank 0 on node 1"), err);
             }
             assertEquals(2, envLines(node0.stdout()).get(0).size(), node0::describe);
             assertEquals(
@@ -327,7 +354,7 @@ class LauncherTest {
             assertEquals(143, node1.waitFor(WAIT), node1::describe);
             assertEquals(1, node0.waitFor(WAIT), node0::describe);
             assertTrue(
-                    node0.stderr().contains("worker failed: the launcher of node 1 was stopped"),
+                    node0.stderr().contains("job failed: the launcher of node 1 was stopped"),
                     node0::describe);
             assertAllGone(node0.workerPids(), Duration.ofSeconds(2));
             assertAllGone(node1.workerPids(), Duration.ofSeconds(2));
@@ -348,7 +375,7 @@ class LauncherTest {
             assertTrue(
                     node0.stderr()
                             .contains(
-                                    "worker failed: the launcher of node 1 stopped responding:"
+                                    "job failed: the launcher of node 1 stopped responding:"
                                             + " no heartbeat for 2 s"),
                     node0::describe);
             assertAllGone(node0.workerPids(), Duration.ofSeconds(2));

@@ -1,0 +1,105 @@
+/*
+ * Copyright 2026 The DJL Distributed Authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+ * in compliance with the License. You may obtain a copy of the License at
+ *
+ * http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the License
+ * is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express
+ * or implied. See the License for the specific language governing permissions and limitations under
+ * the License.
+ */
+package ai.djl.distributed.launch;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Workers in process groups of their own, as torchrun starts them: each starts through {@code
+ * setsid(1)}, so its pid names a group that holds it and whatever it starts, and stopping a worker
+ * stops the whole group. Without it a worker's children, once the worker has exited (as a failed
+ * one has), belong to init and are no longer found among its descendants: they ran on after the
+ * job, holding ports, memory or a GPU. Linux only; elsewhere, or where {@code setsid} is missing,
+ * commands run as given and a worker's group is its descendants. Stateless and thread-safe.
+ */
+final class ProcessGroups {
+
+    private static final Optional<Path> SETSID = find();
+
+    private ProcessGroups() {}
+
+    /**
+     * Returns the command that starts {@code command} as the leader of a new session and process
+     * group, with the same pid (setsid execs in place: a child of the JVM leads no group).
+     *
+     * @param command the worker's command
+     * @return the command to run
+     */
+    static List<String> command(List<String> command) {
+        if (SETSID.isEmpty()) {
+            return command;
+        }
+        List<String> wrapped = new ArrayList<>(command.size() + 1);
+        wrapped.add(SETSID.get().toString());
+        wrapped.addAll(command);
+        return wrapped;
+    }
+
+    /**
+     * Returns the live processes of the process group {@code pgid}, read from {@code /proc}: empty
+     * where there is none. Does not block beyond reading {@code /proc}.
+     *
+     * @param pgid the group's id, its leader's pid
+     * @return the group's processes, the leader too while it lives
+     */
+    static List<ProcessHandle> members(long pgid) {
+        List<ProcessHandle> members = new ArrayList<>();
+        if (SETSID.isEmpty()) {
+            return members;
+        }
+        try (DirectoryStream<Path> procs = Files.newDirectoryStream(Path.of("/proc"), "[0-9]*")) {
+            for (Path p : procs) {
+                Path name = p.getFileName();
+                if (name != null && processGroup(p) == pgid) {
+                    ProcessHandle.of(Long.parseLong(name.toString())).ifPresent(members::add);
+                }
+            }
+        } catch (IOException e) {
+            // no /proc: the group is the worker's descendants, found by the caller
+        }
+        return members;
+    }
+
+    // Field 5 of /proc/PID/stat, after the command name (which may hold spaces) in parentheses;
+    // -1 for a process gone meanwhile.
+    private static long processGroup(Path proc) {
+        try {
+            String stat = Files.readString(proc.resolve("stat"), StandardCharsets.ISO_8859_1);
+            String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ", 4);
+            return Long.parseLong(fields[2]);
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+    }
+
+    private static Optional<Path> find() {
+        if (!Files.isDirectory(Path.of("/proc/self"))) {
+            return Optional.empty();
+        }
+        for (String dir : new String[] {"/usr/bin", "/bin", "/usr/sbin", "/sbin"}) {
+            Path p = Path.of(dir, "setsid");
+            if (Files.isExecutable(p)) {
+                return Optional.of(p);
+            }
+        }
+        return Optional.empty();
+    }
+}
