@@ -383,6 +383,20 @@ class LauncherTest {
         }
     }
 
+    @Test
+    void aNodeDoneEarlyWaitsPastTheRendezvousTimeoutForTheOthers() throws Exception {
+        // Node 1's worker works 8 s beyond node 0's, past --rdzv-timeout 3: node 0 waits on,
+        // since node 1's heartbeat goes on, and the job succeeds.
+        int port = freePort();
+        String[] common = {"--nnodes", "2", "--master-port", "" + port, "--rdzv-timeout", "3"};
+        try (LauncherProcess node0 = launchNode(common, "0", "env", "store");
+                LauncherProcess node1 = launchNode(common, "1", "env", "store", "sleep:8")) {
+            assertEquals(0, node1.waitFor(WAIT), node1::describe);
+            assertEquals(0, node0.waitFor(WAIT), node0::describe);
+            assertTrue(node1.stdout().contains("SLEEPING"), node1::describe);
+        }
+    }
+
     private static LauncherProcess launchNode(String[] common, String rank, String... steps)
             throws IOException {
         List<String> args = new ArrayList<>(List.of(common));
