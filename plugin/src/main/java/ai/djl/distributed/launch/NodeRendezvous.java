@@ -22,6 +22,7 @@ import ai.djl.distributed.store.tcp.TcpStoreServer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -156,6 +157,7 @@ final class NodeRendezvous implements AutoCloseable {
      */
     NodeAssignment assign() throws InterruptedException {
         int n = options.nnodes();
+        checkNodeCount();
         int rank = claimRank();
         store.set("node/" + rank, Integer.toString(options.nprocPerNode()));
         Optional<byte[]> abort = barrier("round/0", "the start", "round/0/event");
@@ -279,6 +281,32 @@ final class NodeRendezvous implements AutoCloseable {
         if (server != null) {
             server.close();
         }
+    }
+
+    /**
+     * Refuses a node whose {@code --nnodes} is not the first node's, and tells the others at once
+     * (the start's abort key): the barriers count to {@code --nnodes}, and nodes counting to
+     * different numbers would all wait out {@code --rdzv-timeout}.
+     */
+    private void checkNodeCount() {
+        byte[] mine = Integer.toString(options.nnodes()).getBytes(StandardCharsets.UTF_8);
+        byte[] agreed = store.compareSet("nnodes", new byte[0], mine);
+        if (Arrays.equals(agreed, mine)) {
+            return;
+        }
+        String why =
+                "--nnodes "
+                        + options.nnodes()
+                        + " on one node, "
+                        + new String(agreed, StandardCharsets.UTF_8)
+                        + " on another of run '"
+                        + options.rdzvId()
+                        + "' (expected: the same --nnodes on every node)";
+        store.compareSet(
+                "round/0/event",
+                new byte[0],
+                new RestartRounds.Event(RestartRounds.Kind.FAILURE, why).encode());
+        throw new LaunchException(why);
     }
 
     private int claimRank() {

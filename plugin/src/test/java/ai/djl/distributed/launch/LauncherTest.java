@@ -397,6 +397,26 @@ class LauncherTest {
         }
     }
 
+    @Test
+    void nodesThatDisagreeOnTheirNumberFailAtOnceNamingBoth() throws Exception {
+        int port = freePort();
+        try (LauncherProcess node0 =
+                        launchNode(
+                                new String[] {"--nnodes", "2", "--master-port", "" + port}, "0");
+                LauncherProcess node1 =
+                        launchNode(
+                                new String[] {"--nnodes", "3", "--master-port", "" + port}, "1")) {
+            // well within --rdzv-timeout's 600 s, which both waited out before
+            assertEquals(1, node0.waitFor(WAIT), node0::describe);
+            assertEquals(1, node1.waitFor(WAIT), node1::describe);
+            for (LauncherProcess node : List.of(node0, node1)) {
+                String err = node.stderr();
+                assertTrue(err.contains("(expected: the same --nnodes on every node)"), err);
+                assertTrue(err.contains("--nnodes 2") || err.contains("--nnodes 3"), err);
+            }
+        }
+    }
+
     private static LauncherProcess launchNode(String[] common, String rank, String... steps)
             throws IOException {
         List<String> args = new ArrayList<>(List.of(common));
