@@ -75,6 +75,19 @@ final class Heartbeats {
      * @throws LaunchException if the store is lost
      */
     OptionalInt tick() {
+        return tick(Duration.ZERO);
+    }
+
+    /**
+     * Beats and reads as {@link #tick()}, allowing the other nodes {@code allowance} of silence
+     * beyond the timeout (a node stopping its workers does not beat).
+     *
+     * @param allowance the extra silence allowed
+     * @return the rank of a node silent for longer than the timeout and the allowance, if any
+     * @throws LaunchException if the store is lost
+     */
+    OptionalInt tick(Duration allowance) {
+        long limit = timeoutNanos + allowance.toNanos();
         long now = System.nanoTime();
         if (seen.length == 1 || now - nextBeat < 0) {
             return OptionalInt.empty();
@@ -90,7 +103,7 @@ final class Heartbeats {
                 if (beats != seen[node]) {
                     seen[node] = beats;
                     movedAt[node] = now;
-                } else if (now - movedAt[node] > timeoutNanos) {
+                } else if (now - movedAt[node] > limit) {
                     return OptionalInt.of(node);
                 }
             }

@@ -163,6 +163,17 @@ final class LocalWorkers implements AutoCloseable {
         return all.stream().distinct().collect(Collectors.toList());
     }
 
+    /**
+     * Returns the longest {@link #stop} blocks with this grace period: what a node spends stopping
+     * its workers, beating no heartbeat meanwhile.
+     *
+     * @param grace the grace period
+     * @return the bound
+     */
+    static Duration stopBound(Duration grace) {
+        return grace.plus(KILL_WAIT).plusNanos(DRAIN_NANOS);
+    }
+
     /** Stops the workers with the grace period given at start; idempotent. */
     @Override
     public void close() {

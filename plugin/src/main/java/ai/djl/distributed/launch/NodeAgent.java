@@ -103,7 +103,13 @@ final class NodeAgent implements AutoCloseable {
         WorkerSetup setup = setups.apply(node);
         RestartRounds rounds = new RestartRounds(rdzv, options.nnodes());
         while (true) {
-            Optional<Event> abort = round > 0 ? rounds.begin(round) : Optional.empty();
+            // A node that died meanwhile never comes: its silence ends the wait.
+            Optional<Event> abort =
+                    round > 0
+                            ? rounds.begin(
+                                    round,
+                                    () -> silentNode(LocalWorkers.stopBound(options.termTimeout())))
+                            : Optional.empty();
             if (abort.isPresent()) {
                 log("job failed: " + abort.get().message());
                 rdzv.leave(groupRank, deadNodes);
@@ -250,19 +256,27 @@ final class NodeAgent implements AutoCloseable {
         if (event.isPresent()) {
             return event;
         }
-        OptionalInt dead = heartbeats.tick();
+        return silentNode(Duration.ZERO)
+                .map(why -> rounds.post(round, new Event(Kind.FAILURE, why)));
+    }
+
+    // Beats, and names a node silent for longer than --heartbeat-timeout and the allowance, if
+    // any (it is dead). Between rounds a live node may be silent while it stops its workers.
+    private Optional<String> silentNode(Duration allowance) {
+        OptionalInt dead = heartbeats.tick(allowance);
         if (dead.isEmpty()) {
             return Optional.empty();
         }
         deadNodes.add(dead.getAsInt());
-        String why =
+        return Optional.of(
                 "the launcher of node "
                         + dead.getAsInt()
                         + " stopped responding: no heartbeat for "
-                        + options.heartbeatTimeout().toSeconds()
-                        + " s (--heartbeat-timeout) at "
-                        + now();
-        return Optional.of(rounds.post(round, new Event(Kind.FAILURE, why)));
+                        + options.heartbeatTimeout().plus(allowance).toSeconds()
+                        + " s (--heartbeat-timeout"
+                        + (allowance.isZero() ? "" : ", and the time to stop workers")
+                        + ") at "
+                        + now());
     }
 
     // This node's workers succeeded: wait for the others', or for their failure. No deadline:

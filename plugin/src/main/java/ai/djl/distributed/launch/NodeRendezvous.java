@@ -26,6 +26,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /**
  * The agent store and the nodes' meeting in it. One launcher serves a {@link TcpStoreServer}, which
@@ -160,7 +161,7 @@ final class NodeRendezvous implements AutoCloseable {
         checkNodeCount();
         int rank = claimRank();
         store.set("node/" + rank, Integer.toString(options.nprocPerNode()));
-        Optional<byte[]> abort = barrier("round/0", "the start", "round/0/event");
+        Optional<byte[]> abort = barrier("round/0", "the start", "round/0/event", Optional::empty);
         if (abort.isPresent()) {
             throw new LaunchException(RestartRounds.Event.decode(abort.get()).message());
         }
@@ -182,17 +183,21 @@ final class NodeRendezvous implements AutoCloseable {
 
     /**
      * Waits until every node has reached the same barrier, or a node has given up and set {@code
-     * abortKey}; polls every {@code --monitor-interval} for at most {@code --rdzv-timeout}.
+     * abortKey}, or {@code failure} names a reason to give up (a node found dead, which will never
+     * come), which is then posted to {@code abortKey} for every node; polls every {@code
+     * --monitor-interval} for at most {@code --rdzv-timeout}.
      *
      * @param name the barrier's key
      * @param what what the nodes meet for, for the message
      * @param abortKey the key a node that gives up sets
+     * @param failure asked at each poll; a reason to give up, or empty
      * @return the abort key's value if a node gave up, else empty once all nodes came
      * @throws LaunchException naming how many nodes came if not all came in time, or if the store
      *     is lost
      * @throws InterruptedException if interrupted
      */
-    Optional<byte[]> barrier(String name, String what, String abortKey)
+    Optional<byte[]> barrier(
+            String name, String what, String abortKey, Supplier<Optional<String>> failure)
             throws InterruptedException {
         int n = options.nnodes();
         List<String> go = List.of(name + "/go");
@@ -204,6 +209,13 @@ final class NodeRendezvous implements AutoCloseable {
             while (!store.check(go)) {
                 if (store.check(List.of(abortKey))) {
                     return Optional.of(store.get(abortKey));
+                }
+                Optional<String> why = failure.get();
+                if (why.isPresent()) {
+                    // the first event posted stands, for every node
+                    RestartRounds.Event event =
+                            new RestartRounds.Event(RestartRounds.Kind.FAILURE, why.get());
+                    return Optional.of(store.compareSet(abortKey, new byte[0], event.encode()));
                 }
                 if (System.nanoTime() - deadline >= 0) {
                     throw new LaunchException(

@@ -19,6 +19,7 @@ import ai.djl.distributed.store.StoreException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Supplier;
 
 /**
  * The attempts (restart rounds) of a job, agreed by the launchers of all nodes in the agent store.
@@ -93,12 +94,15 @@ final class RestartRounds {
      * NodeRendezvous#assign()}); blocks up to {@code --rdzv-timeout}.
      *
      * @param round the round, at least 1
-     * @return the round's event if a node gave up before every node came (its launcher was
-     *     stopped), else empty
+     * @param failure asked while waiting: a reason no round can begin (a node found dead), which is
+     *     then the round's event, or empty
+     * @return the round's event if a node gave up before every node came (its launcher was stopped
+     *     or found dead), else empty
      * @throws InterruptedException if interrupted
      */
-    Optional<Event> begin(int round) throws InterruptedException {
-        return rdzv.barrier(key(round, ""), "restart " + round, key(round, "/event"))
+    Optional<Event> begin(int round, Supplier<Optional<String>> failure)
+            throws InterruptedException {
+        return rdzv.barrier(key(round, ""), "restart " + round, key(round, "/event"), failure)
                 .map(Event::decode);
     }
 

@@ -384,6 +384,36 @@ class LauncherTest {
     }
 
     @Test
+    void aNodeThatDiedIsNoticedAtTheRestartBarrierToo() throws Exception {
+        // Node 1's launcher dies; node 0's worker fails before node 1's silence shows, so node 0
+        // waits at the restart's barrier, where node 1 never comes. Its silence ends the wait:
+        // after the heartbeat timeout and the time a live node may take to stop its workers
+        // (6 + 1 + 12 s), well before --rdzv-timeout.
+        String[] common = {
+            "--nnodes", "2",
+            "--master-port", "" + freePort(),
+            "--heartbeat-timeout", "6",
+            "--term-timeout", "1",
+            "--rdzv-timeout", "120",
+            "--max-restarts", "2"
+        };
+        try (LauncherProcess node0 = launchNode(common, "0", "env", "sleep:3", "fail:0:5");
+                LauncherProcess node1 = launchNode(common, "1", "env", "sleep:60")) {
+            node1.awaitLines("SLEEPING", 1, WAIT);
+            node1.process().destroyForcibly();
+            assertEquals(1, node0.waitFor(WAIT), node0::describe);
+            String err = node0.stderr();
+            assertTrue(err.contains("restarting all workers: restart 1 of 2"), err);
+            assertTrue(
+                    err.contains(
+                            "job failed: the launcher of node 1 stopped responding: no heartbeat"
+                                    + " for 19 s"),
+                    err);
+            assertAllGone(node1.workerPids(), Duration.ofSeconds(10)); // by its watchdog
+        }
+    }
+
+    @Test
     void aNodeDoneEarlyWaitsPastTheRendezvousTimeoutForTheOthers() throws Exception {
         // Node 1's worker works 8 s beyond node 0's, past --rdzv-timeout 3: node 0 waits on,
         // since node 1's heartbeat goes on, and the job succeeds.
