@@ -397,9 +397,15 @@ final class FlatUnit implements AutoCloseable {
     /** Frees the gathered parameters and their gradients; the shard stays. */
     void release() {
         if (gatherWork != null) {
-            // Never free memory a collective is still writing.
-            gatherWork.waitFor();
-            gatherWork = null;
+            // Never free memory a collective is still writing; a failed gather is done with it.
+            Work w = gatherWork;
+            try {
+                w.waitFor();
+            } finally {
+                if (w.isCompleted()) {
+                    gatherWork = null;
+                }
+            }
         }
         if (gathered != null) {
             gathered.close();
@@ -428,35 +434,42 @@ final class FlatUnit implements AutoCloseable {
 
     /**
      * Waits for this unit's pending reductions and drops their results: what a failed backward pass
-     * leaves. A buffer goes back to the pool only once its collective has let go of it (a wait
-     * returns, or throws, only then).
+     * leaves. A buffer goes back to the pool only once its collective has completed; one whose
+     * collective outlived its wait (the backend stopped waiting, the operation runs on) stays out
+     * of the pool, to be freed with it when the trainer closes.
      */
     void discardReductions() {
         while (!pending.isEmpty()) {
             Pending p = pending.poll();
+            boolean completed = false;
             try {
-                awaitQuietly(p);
+                completed = awaitQuietly(p);
             } finally {
                 p.flat().close();
-                pool.give(p.packed());
-                if (p.out() != p.packed()) {
-                    pool.give(p.out());
+                if (completed) {
+                    pool.give(p.packed());
+                    if (p.out() != p.packed()) {
+                        pool.give(p.out());
+                    }
                 }
             }
         }
     }
 
-    // A reduction of a pass being dropped: its own failure adds nothing to the pass's.
-    private static void awaitQuietly(Pending p) {
+    // A reduction of a pass being dropped: its own failure adds nothing to the pass's. Returns
+    // whether every collective of it completed, so that none writes its buffers any more.
+    private static boolean awaitQuietly(Pending p) {
+        boolean completed = true;
         for (Work w : new Work[] {p.scatter(), p.allReduce()}) {
             if (w != null) {
                 try {
                     w.waitFor();
                 } catch (RuntimeException e) {
-                    // waited out: the collective no longer writes the buffers
+                    completed &= w.isCompleted();
                 }
             }
         }
+        return completed;
     }
 
     /** {@inheritDoc} */

@@ -26,6 +26,7 @@ final class FsdpGradientCollector implements GradientCollector {
 
     private final FullyShardedDataParallel trainer;
     private final boolean gradMode;
+    private boolean closed;
 
     FsdpGradientCollector(FullyShardedDataParallel trainer) {
         this.trainer = trainer;
@@ -57,8 +58,12 @@ final class FsdpGradientCollector implements GradientCollector {
      */
     @Override
     public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
         try {
-            trainer.abandonPass();
+            trainer.collectorClosed();
         } finally {
             JniUtils.setGradMode(gradMode);
         }

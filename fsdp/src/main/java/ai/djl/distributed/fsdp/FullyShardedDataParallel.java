@@ -106,6 +106,7 @@ public final class FullyShardedDataParallel extends Trainer {
     private StagedStep staged;
     private boolean staging;
     private boolean partialGradients;
+    private int openCollectors;
 
     private FullyShardedDataParallel(Model model, DataParallelConfig config, Builder b) {
         super(model, config);
@@ -164,7 +165,7 @@ public final class FullyShardedDataParallel extends Trainer {
         shard();
         long begin = System.nanoTime();
         try {
-            return staged.forward(input);
+            return staged.forward(input, openCollectors > 0);
         } finally {
             addMetric("forward", begin);
         }
@@ -190,6 +191,7 @@ public final class FullyShardedDataParallel extends Trainer {
      */
     @Override
     public GradientCollector newGradientCollector() {
+        ++openCollectors;
         return new FsdpGradientCollector(this);
     }
 
@@ -280,8 +282,12 @@ public final class FullyShardedDataParallel extends Trainer {
         partialGradients = false;
     }
 
-    /** Drops a training pass that was never backpropagated: its gradient collector closed. */
-    void abandonPass() {
+    /**
+     * Drops a training pass that was never backpropagated: its gradient collector closed (called
+     * once per collector).
+     */
+    void collectorClosed() {
+        openCollectors = Math.max(0, openCollectors - 1);
         if (staged != null) {
             staged.abandon();
         }
@@ -399,13 +405,19 @@ public final class FullyShardedDataParallel extends Trainer {
     @Override
     public void close() {
         try {
-            if (staged != null) {
-                staged.abandon();
+            try {
+                if (staged != null) {
+                    staged.abandon();
+                }
+            } finally {
+                try {
+                    if (units != null) {
+                        closeAll(units);
+                    }
+                } finally {
+                    pool.close();
+                }
             }
-            if (units != null) {
-                closeAll(units);
-            }
-            pool.close();
         } finally {
             super.close();
         }

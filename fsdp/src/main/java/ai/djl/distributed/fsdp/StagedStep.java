@@ -67,7 +67,7 @@ final class StagedStep {
     private NDList[] inputs;
     private NDList[] outputs;
     private NDManager[] stageManagers;
-    private boolean recorded;
+    private boolean collected;
     private long passSeed;
 
     StagedStep(
@@ -101,15 +101,18 @@ final class StagedStep {
     }
 
     /**
-     * Runs a training forward pass. A pass that recorded (grad mode on) must be backpropagated, or
-     * abandoned, before the next: its units' gradients come from one backward pass each.
+     * Runs a training forward pass. A pass run inside a gradient collector must be backpropagated,
+     * or abandoned (the collector closed), before the next: its units' gradients come from one
+     * backward pass each. A pass outside any collector is dropped by the next.
      *
      * @param input the model's inputs; the outputs are attached to their manager
+     * @param inCollector whether a gradient collector of the trainer is open (grad mode alone does
+     *     not tell: PyTorch's is on by default on threads DJL never touched)
      * @return the last stage's outputs
-     * @throws IllegalStateException if the last recorded pass is still waiting for its backward
+     * @throws IllegalStateException if the last collected pass is still waiting for its backward
      */
-    NDList forward(NDList input) {
-        if (inputs != null && recorded) {
+    NDList forward(NDList input, boolean inCollector) {
+        if (inputs != null && collected) {
             // Its stages' gradients would be lost: with recompute, its inputs are all that is
             // kept, and the units it gathered are freed by this pass.
             throw new IllegalStateException(
@@ -120,21 +123,25 @@ final class StagedStep {
         }
         abandon();
         try {
-            return runForward(input);
+            return runForward(input, inCollector);
         } catch (RuntimeException | Error e) {
-            endPass(); // nothing half gathered stays behind a failed pass
+            try {
+                endPass(); // nothing half gathered stays behind a failed pass
+            } catch (RuntimeException | Error ex) {
+                e.addSuppressed(ex);
+            }
             throw e;
         }
     }
 
-    private NDList runForward(NDList input) {
+    private NDList runForward(NDList input, boolean inCollector) {
         int n = stages.size();
         pass = manager.newSubManager();
         inputs = new NDList[n];
         outputs = new NDList[n];
         stageManagers = new NDManager[n];
         passSeed = seedBase + SEED_STRIDE * passes++;
-        recorded = JniUtils.isGradMode();
+        collected = inCollector;
         store.setTrainingViews(true);
         NDManager callers = input.head().getManager();
         NDList x = input;
@@ -221,28 +228,26 @@ final class StagedStep {
                 if (k > 0) {
                     gatherStage(k - 1);
                 }
-                NDManager sm;
-                NDList in;
-                NDList out;
+                NDManager sm = recompute ? pass.newSubManager() : stageManagers[k];
                 List<NDArray[]> running = List.of();
-                if (recompute) {
-                    sm = pass.newSubManager();
-                    in = Segments.detach(inputs[k], sm, k > 0);
-                    running = saveRunningStatistics(k, sm);
-                    boolean mode = JniUtils.isGradMode();
-                    try {
-                        JniUtils.setGradMode(true);
-                        seed(k);
-                        out = stages.get(k).forward(store, in, true);
-                    } finally {
-                        JniUtils.setGradMode(mode);
-                    }
-                } else {
-                    sm = stageManagers[k];
-                    in = inputs[k];
-                    out = outputs[k];
-                }
                 try {
+                    NDList in;
+                    NDList out;
+                    if (recompute) {
+                        in = Segments.detach(inputs[k], sm, k > 0);
+                        running = saveRunningStatistics(k, sm);
+                        boolean mode = JniUtils.isGradMode();
+                        try {
+                            JniUtils.setGradMode(true);
+                            seed(k);
+                            out = stages.get(k).forward(store, in, true);
+                        } finally {
+                            JniUtils.setGradMode(mode);
+                        }
+                    } else {
+                        in = inputs[k];
+                        out = outputs[k];
+                    }
                     Segments.backwardThrough(out, g);
                     g = k > 0 ? Segments.gradients(in, pass) : null;
                 } finally {

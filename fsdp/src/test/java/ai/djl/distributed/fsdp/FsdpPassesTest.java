@@ -193,6 +193,41 @@ class FsdpPassesTest {
     }
 
     @Test
+    void forwardPassesOutsideACollectorDropEachOtherOnAnyThread() throws Exception {
+        // PyTorch's grad mode is on by default on a thread DJL never touched: only an open
+        // collector makes a pass one that must be backpropagated.
+        Map<String, float[]> expected = plain(Fixture::mlp, 2);
+        Map<String, float[]> actual =
+                fsdp(
+                        Fixture.mlp(),
+                        ShardingStrategy.FULL_SHARD,
+                        run -> {
+                            NDList[] a = batch(run.manager, 1);
+                            Throwable[] failure = new Throwable[1];
+                            Thread other =
+                                    new Thread(
+                                            () -> {
+                                                try {
+                                                    run.trainer.forward(a[0], a[1]);
+                                                    run.trainer.forward(a[0], a[1]);
+                                                } catch (RuntimeException | Error e) {
+                                                    failure[0] = e;
+                                                }
+                                            });
+                            other.start();
+                            try {
+                                other.join(60_000);
+                            } catch (InterruptedException e) {
+                                throw new IllegalStateException(e);
+                            }
+                            assertEquals(null, failure[0]);
+                            Fixture.backward(run.trainer, batch(run.manager, 2));
+                            run.trainer.step();
+                        });
+        assertSameParameters(expected, actual);
+    }
+
+    @Test
     void aCollectorClosedWithoutItsBackwardDropsThatPass() throws Exception {
         Map<String, float[]> expected = plain(Fixture::mlp, 2);
         Map<String, float[]> actual =

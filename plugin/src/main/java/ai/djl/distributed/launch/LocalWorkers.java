@@ -157,7 +157,7 @@ final class LocalWorkers implements AutoCloseable {
             // descendants first: once a worker is gone its children are no longer found
             w.process.descendants().forEach(all::add);
             all.add(w.process.toHandle());
-            all.addAll(ProcessGroups.members(w.process.pid()));
+            all.addAll(ProcessGroups.members(w.process.toHandle()));
         }
         all.removeIf(h -> !h.isAlive());
         return all.stream().distinct().collect(Collectors.toList());

@@ -54,15 +54,20 @@ final class ProcessGroups {
     }
 
     /**
-     * Returns the live processes of the process group {@code pgid}, read from {@code /proc}: empty
-     * where there is none. Does not block beyond reading {@code /proc}.
+     * Returns the live processes of the process group that {@code leader} started, read from {@code
+     * /proc}: empty where there is none. Does not block beyond reading {@code /proc}.
      *
-     * @param pgid the group's id, its leader's pid
+     * @param leader the worker, its group's leader (alive or not)
      * @return the group's processes, the leader too while it lives
      */
-    static List<ProcessHandle> members(long pgid) {
+    static List<ProcessHandle> members(ProcessHandle leader) {
         List<ProcessHandle> members = new ArrayList<>();
-        if (SETSID.isEmpty()) {
+        long pgid = leader.pid();
+        Optional<ProcessHandle> holder = ProcessHandle.of(pgid);
+        // The kernel reuses no pid while a group bears it; once the group is empty it may. A live
+        // process with the leader's pid that is not the leader (another start time) heads
+        // someone else's group.
+        if (SETSID.isEmpty() || holder.isPresent() && !holder.get().equals(leader)) {
             return members;
         }
         try (DirectoryStream<Path> procs = Files.newDirectoryStream(Path.of("/proc"), "[0-9]*")) {
