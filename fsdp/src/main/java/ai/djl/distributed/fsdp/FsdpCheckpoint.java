@@ -40,6 +40,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
@@ -368,6 +369,17 @@ public final class FsdpCheckpoint {
                 readFloats(in, values, at, real);
                 next += real;
                 int[] c = {in.readInt(), in.readInt()};
+                // The ranks of one save step together: other counts mean another save (a crash
+                // between two ranks' saves left this file behind).
+                if (counts != null && !Arrays.equals(c, counts)) {
+                    throw new IOException(
+                            name
+                                    + ": written after "
+                                    + c[1]
+                                    + " updates, the first file after "
+                                    + counts[1]
+                                    + " (expected: the files of one save)");
+                }
                 counts = counts == null ? c : counts;
                 int n = in.readInt();
                 int expected = states != null ? states.length : expectedStates;

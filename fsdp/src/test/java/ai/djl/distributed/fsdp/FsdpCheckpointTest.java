@@ -408,6 +408,21 @@ class FsdpCheckpointTest {
     }
 
     @Test
+    void filesOfTwoSavesAreRefused() throws Exception {
+        // As a crash between two ranks' saves leaves them: rank 1's file one step older.
+        Path older = dir.resolve("older");
+        run(2, Fixture::adamW, 0, 1, null, null, older, null);
+        run(2, Fixture::adamW, 0, 2, null, null, dir, null);
+        Files.copy(
+                older.resolve("shard-1-of-2.bin"),
+                dir.resolve("shard-1-of-2.bin"),
+                StandardCopyOption.REPLACE_EXISTING);
+        String message = loadFails(2, dir);
+        assertTrue(message.contains("(expected: the files of one save)"), message);
+        assertTrue(message.contains("shard-1-of-2.bin"), message);
+    }
+
+    @Test
     void aDirectoryWithTwoWorldSizesOrAMisplacedFileIsRefused() throws Exception {
         Path mixed = dir.resolve("mixed");
         run(2, FsdpCheckpointTest::sgd, 0, 1, null, null, mixed, null);
