@@ -28,6 +28,8 @@ import java.util.HashSet;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 /**
@@ -39,6 +41,9 @@ import java.util.function.Function;
 final class NodeAgent implements AutoCloseable {
 
     private static final Duration HOOK_STORE_TIMEOUT = Duration.ofSeconds(5);
+    // What telling the other nodes may take: connecting (HOOK_STORE_TIMEOUT), the posts, and the
+    // serving node's wait for the others to leave (10 s).
+    private static final Duration HOOK_TELL_BOUND = Duration.ofSeconds(20);
 
     private final LaunchOptions options;
     private final Function<NodeAssignment, WorkerSetup> setups;
@@ -48,6 +53,8 @@ final class NodeAgent implements AutoCloseable {
     private LocalWorkers current; // guarded by lock
     private boolean shuttingDown; // guarded by lock
     private boolean finished; // guarded by lock
+    // Counted down when the shutdown hook has stopped the workers and told the other nodes.
+    private final CountDownLatch hookDone = new CountDownLatch(1);
     private volatile NodeRendezvous rdzv;
     private Heartbeats heartbeats;
     private final Set<Integer> deadNodes = new HashSet<>();
@@ -164,13 +171,17 @@ final class NodeAgent implements AutoCloseable {
             shuttingDown = true;
             workers = current;
         }
-        log("the launcher is stopping (signal): stopping the workers");
-        if (workers != null) {
-            workers.stop(options.termTimeout());
-        }
-        NodeRendezvous r = rdzv;
-        if (r != null && groupRank >= 0 && options.nnodes() > 1) {
-            tellOtherNodes(r, "the launcher of node " + groupRank + " was stopped");
+        try {
+            log("the launcher is stopping (signal): stopping the workers");
+            if (workers != null) {
+                workers.stop(options.termTimeout());
+            }
+            NodeRendezvous r = rdzv;
+            if (r != null && groupRank >= 0 && options.nnodes() > 1) {
+                tellOtherNodes(r, "the launcher of node " + groupRank + " was stopped");
+            }
+        } finally {
+            hookDone.countDown();
         }
     }
 
@@ -195,15 +206,31 @@ final class NodeAgent implements AutoCloseable {
     @Override
     public void close() {
         LocalWorkers workers;
+        boolean hook;
         synchronized (lock) {
             finished = true;
             workers = current;
+            hook = shuttingDown;
+        }
+        if (hook) {
+            // The hook tells the other nodes through the store this node may serve: it stays up
+            // until the hook is done (bounded as the hook is).
+            awaitHook();
         }
         if (workers != null) {
             workers.close();
         }
         if (rdzv != null) {
             rdzv.close();
+        }
+    }
+
+    private void awaitHook() {
+        Duration bound = LocalWorkers.stopBound(options.termTimeout()).plus(HOOK_TELL_BOUND);
+        try {
+            hookDone.await(bound.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 

@@ -318,6 +318,15 @@ final class NodeRendezvous implements AutoCloseable {
                 "round/0/event",
                 new byte[0],
                 new RestartRounds.Event(RestartRounds.Kind.FAILURE, why).encode());
+        if (serves()) {
+            // The others poll the start's abort key every --monitor-interval: the store stays up
+            // a moment for them to read why, else they find it gone (and fail all the same).
+            try {
+                Thread.sleep(1000 + 3 * options.monitorInterval().toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
         throw new LaunchException(why);
     }
 

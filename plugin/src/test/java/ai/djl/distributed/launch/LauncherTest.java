@@ -362,6 +362,26 @@ class LauncherTest {
     }
 
     @Test
+    void sigtermToTheNodeServingTheStoreTellsTheOthers() throws Exception {
+        // Node 0 serves the launchers' store: it stays up until node 0's hook has told node 1.
+        String[] common = {"--nnodes", "2", "--master-port", "" + freePort()};
+        try (LauncherProcess node0 = launchNode(common, "0", "env", "sleep:60");
+                LauncherProcess node1 = launchNode(common, "1", "env", "sleep:60")) {
+            node0.awaitLines("SLEEPING", 1, WAIT);
+            node1.awaitLines("SLEEPING", 1, WAIT);
+            node0.process().destroy();
+            assertEquals(143, node0.waitFor(WAIT), node0::describe);
+            assertEquals(1, node1.waitFor(WAIT), node1::describe);
+            assertTrue(
+                    node1.stderr().contains("job failed: the launcher of node 0 was stopped"),
+                    node1::describe);
+            assertFalse(node0.stderr().contains("could not tell the other nodes"), node0::describe);
+            assertAllGone(node0.workerPids(), Duration.ofSeconds(2));
+            assertAllGone(node1.workerPids(), Duration.ofSeconds(2));
+        }
+    }
+
+    @Test
     void aNodeWhoseLauncherDiedIsNoticedByItsSilence() throws Exception {
         String[] common = {
             "--nnodes", "2", "--master-port", "" + freePort(), "--heartbeat-timeout", "2"
@@ -439,10 +459,15 @@ class LauncherTest {
             // well within --rdzv-timeout's 600 s, which both waited out before
             assertEquals(1, node0.waitFor(WAIT), node0::describe);
             assertEquals(1, node1.waitFor(WAIT), node1::describe);
+            // The node that finds the difference names both numbers; the other reads it in the
+            // store, or, if the first served the store and had closed it, finds it gone.
+            String why = "(expected: the same --nnodes on every node)";
+            String both = node0.stderr() + node1.stderr();
+            assertTrue(both.contains(why), both);
+            assertTrue(both.contains("--nnodes 2") || both.contains("--nnodes 3"), both);
             for (LauncherProcess node : List.of(node0, node1)) {
                 String err = node.stderr();
-                assertTrue(err.contains("(expected: the same --nnodes on every node)"), err);
-                assertTrue(err.contains("--nnodes 2") || err.contains("--nnodes 3"), err);
+                assertTrue(err.contains(why) || err.contains("lost the agent store"), err);
             }
         }
     }
