@@ -221,8 +221,7 @@ class FsdpPassesTest {
                                 throw new IllegalStateException(e);
                             }
                             assertEquals(null, failure[0]);
-                            Fixture.backward(run.trainer, batch(run.manager, 2));
-                            run.trainer.step();
+                            run.step(2);
                         });
         assertSameParameters(expected, actual);
     }
@@ -242,8 +241,7 @@ class FsdpPassesTest {
                             } finally {
                                 c.close(); // no backward
                             }
-                            Fixture.backward(run.trainer, batch(run.manager, 2));
-                            run.trainer.step();
+                            run.step(2);
                         });
         assertSameParameters(expected, actual);
     }
@@ -260,8 +258,7 @@ class FsdpPassesTest {
                         strategy,
                         run -> {
                             for (int seed = 1; seed <= 2; seed++) {
-                                Fixture.backward(run.trainer, batch(run.manager, seed));
-                                run.trainer.step();
+                                run.step(seed);
                             }
                         });
         assertTrue(expected.keySet().stream().anyMatch(n -> n.contains("running")));
@@ -298,8 +295,7 @@ class FsdpPassesTest {
                                         refused.getMessage());
                                 c.zeroGradients();
                             }
-                            Fixture.backward(run.trainer, batch(run.manager, 2));
-                            run.trainer.step();
+                            run.step(2);
                         });
         assertSameParameters(expected, actual);
     }
@@ -313,6 +309,12 @@ class FsdpPassesTest {
         FsdpRun(FullyShardedDataParallel trainer, NDManager manager) {
             this.trainer = trainer;
             this.manager = manager;
+        }
+
+        /** A whole training step on {@code seed}'s batch, as {@link #plain} takes it. */
+        void step(int seed) {
+            Fixture.backward(trainer, batch(manager, seed));
+            trainer.step();
         }
     }
 }

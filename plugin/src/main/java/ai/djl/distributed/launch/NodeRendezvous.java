@@ -47,6 +47,9 @@ import java.util.function.Supplier;
  */
 final class NodeRendezvous implements AutoCloseable {
 
+    // The start's abort key: a node that gives up before the first round sets it.
+    private static final String START_ABORT = "round/0/event";
+
     private static final Duration LEAVE_TIMEOUT = Duration.ofSeconds(10);
 
     private final LaunchOptions options;
@@ -161,7 +164,7 @@ final class NodeRendezvous implements AutoCloseable {
         checkNodeCount();
         int rank = claimRank();
         store.set("node/" + rank, Integer.toString(options.nprocPerNode()));
-        Optional<byte[]> abort = barrier("round/0", "the start", "round/0/event", Optional::empty);
+        Optional<byte[]> abort = barrier("round/0", "the start", START_ABORT, Optional::empty);
         if (abort.isPresent()) {
             throw new LaunchException(RestartRounds.Event.decode(abort.get()).message());
         }
@@ -315,7 +318,7 @@ final class NodeRendezvous implements AutoCloseable {
                         + options.rdzvId()
                         + "' (expected: the same --nnodes on every node)";
         store.compareSet(
-                "round/0/event",
+                START_ABORT,
                 new byte[0],
                 new RestartRounds.Event(RestartRounds.Kind.FAILURE, why).encode());
         if (serves()) {
