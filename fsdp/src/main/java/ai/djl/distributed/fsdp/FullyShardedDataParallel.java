@@ -177,7 +177,14 @@ public final class FullyShardedDataParallel extends Trainer {
         return forward(data);
     }
 
-    /** {@inheritDoc} */
+    /**
+     * Runs an inference forward pass, each unit gathered for its stages and freed after them.
+     *
+     * @param input the model's inputs
+     * @return the outputs
+     * @throws IllegalStateException if a training forward pass run inside a gradient collector has
+     *     not been backpropagated yet (evaluate after the backward, as a plain trainer's loop does)
+     */
     @Override
     public NDList evaluate(NDList input) {
         shard();

@@ -112,15 +112,11 @@ final class StagedStep {
      * @throws IllegalStateException if the last collected pass is still waiting for its backward
      */
     NDList forward(NDList input, boolean inCollector) {
-        if (inputs != null && collected) {
-            // Its stages' gradients would be lost: with recompute, its inputs are all that is
-            // kept, and the units it gathered are freed by this pass.
-            throw new IllegalStateException(
-                    "forward: the last training forward pass has not been backpropagated (expected:"
-                            + " one forward pass per backward; for a loss over several inputs,"
-                            + " concatenate them into one batch, or call backward after each"
-                            + " forward: gradients add up until step())");
-        }
+        refuseIfCollectedPassPending(
+                "forward",
+                "one forward pass per backward; for a loss over several inputs, concatenate them"
+                        + " into one batch, or call backward after each forward: gradients add up"
+                        + " until step()");
         abandon();
         try {
             return runForward(input, inCollector);
@@ -183,8 +179,11 @@ final class StagedStep {
      * @param input the model's inputs
      * @param training whether dropout applies
      * @return the outputs, in the manager of the inputs
+     * @throws IllegalStateException if the last collected pass is still waiting for its backward
      */
     NDList evaluate(NDList input, boolean training) {
+        refuseIfCollectedPassPending(
+                "evaluate", "the backward pass of the training forward pass before evaluate");
         abandon();
         store.setTrainingViews(false);
         NDList x = input;
@@ -276,6 +275,22 @@ final class StagedStep {
         } finally {
             reducing.clear();
             endPass();
+        }
+    }
+
+    /**
+     * Refuses a pass while one run inside a gradient collector waits for its backward: its stages'
+     * gradients would be lost (with recompute its inputs are all that is kept, and the units it
+     * gathered would be freed by the new pass), and the backward would then find no pass at all.
+     */
+    private void refuseIfCollectedPassPending(String call, String expected) {
+        if (inputs != null && collected) {
+            throw new IllegalStateException(
+                    call
+                            + ": the last training forward pass has not been backpropagated"
+                            + " (expected: "
+                            + expected
+                            + ")");
         }
     }
 

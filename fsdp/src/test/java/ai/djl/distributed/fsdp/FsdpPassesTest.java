@@ -44,6 +44,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
@@ -166,8 +167,22 @@ class FsdpPassesTest {
         }
     }
 
-    @Test
-    void aSecondForwardPassBeforeTheBackwardIsRefusedAndTheFirstStillCounts() throws Exception {
+    /** A second pass, a training one or an evaluation, run while the first awaits its backward. */
+    private enum SecondPass {
+        FORWARD,
+        EVALUATE;
+
+        NDList run(FullyShardedDataParallel trainer, NDList[] batch) {
+            return this == FORWARD
+                    ? trainer.forward(batch[0], batch[1])
+                    : trainer.evaluate(batch[0]);
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(SecondPass.class)
+    void aSecondPassBeforeTheBackwardIsRefusedAndTheFirstStillCounts(SecondPass second)
+            throws Exception {
         Map<String, float[]> expected = plain(Fixture::mlp, 1);
         Map<String, float[]> actual =
                 fsdp(
@@ -181,11 +196,18 @@ class FsdpPassesTest {
                                 IllegalStateException e =
                                         assertThrows(
                                                 IllegalStateException.class,
-                                                () -> run.trainer.forward(b[0], b[1]));
+                                                () -> second.run(run.trainer, b));
+                                String call = second.name().toLowerCase(Locale.ROOT) + ": ";
                                 assertTrue(
-                                        e.getMessage().contains("not been backpropagated"),
+                                        e.getMessage().startsWith(call)
+                                                && e.getMessage()
+                                                        .contains("not been backpropagated"),
                                         e.getMessage());
                                 c.backward(run.trainer.getLoss().evaluate(a[1], pa));
+                                // after its backward, an evaluation is a plain one
+                                assertEquals(
+                                        new Shape(2, 5),
+                                        run.trainer.evaluate(b[0]).head().getShape());
                             }
                             run.trainer.step();
                         });
