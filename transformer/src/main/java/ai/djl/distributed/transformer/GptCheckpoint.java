@@ -17,10 +17,15 @@ import ai.djl.MalformedModelException;
 import ai.djl.Model;
 import ai.djl.distributed.transformer.data.Tokenizer;
 import ai.djl.distributed.transformer.data.Tokenizers;
+import ai.djl.ndarray.types.Shape;
+import ai.djl.nn.Parameter;
+import ai.djl.util.PairList;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * A trained model on disk: one directory holding the parameters ({@code gpt-0000.params}, DJL's
@@ -87,21 +92,87 @@ public final class GptCheckpoint implements AutoCloseable {
      * @param dir the directory
      * @return the checkpoint, owning its model
      * @throws IOException if a file is missing or unreadable
-     * @throws MalformedModelException if the parameters do not fit the configuration
+     * @throws MalformedModelException if the parameters or the tokenizer do not fit the
+     *     configuration
      */
     public static GptCheckpoint load(Path dir) throws IOException, MalformedModelException {
         GptConfig config = GptConfig.load(dir.resolve(CONFIG_FILE));
         Tokenizer tokenizer = Tokenizers.load(dir.resolve(TOKENIZER_FILE));
+        if (tokenizer.vocabSize() != config.getVocabSize()) {
+            throw new MalformedModelException(
+                    dir.resolve(TOKENIZER_FILE)
+                            + ": vocabSize "
+                            + tokenizer.vocabSize()
+                            + " (expected: the configuration's "
+                            + config.getVocabSize()
+                            + ")");
+        }
         GptModel block = new GptModel(config);
         Model model = Model.newInstance(MODEL_NAME);
         try {
             model.setBlock(block);
             model.load(dir, MODEL_NAME);
+            checkShapes(dir, block);
         } catch (IOException | MalformedModelException | RuntimeException e) {
             model.close();
             throw e;
         }
         return new GptCheckpoint(model, block, tokenizer);
+    }
+
+    /**
+     * Checks every loaded parameter against the shape the configuration gives it: DJL's loader
+     * takes each array's shape from the file, so a parameter file of another shape (a stale or
+     * mixed-up file) would otherwise load and fail, or compute something else, only later.
+     */
+    private static void checkShapes(Path dir, GptModel block) throws MalformedModelException {
+        GptConfig c = block.getConfig();
+        long w = c.getWidth();
+        long hidden = w * c.getMlpRatio();
+        Shape width = new Shape(w);
+        List<Shape> expected = new ArrayList<>();
+        expected.add(new Shape(c.getVocabSize(), w));
+        expected.add(new Shape(c.getContextLength(), w));
+        for (int i = 0; i < c.getLayers(); i++) {
+            expected.add(width); // ln1 gamma
+            expected.add(width); // ln1 beta
+            expected.add(new Shape(3 * w, w)); // qkv
+            expected.add(new Shape(3 * w));
+            expected.add(new Shape(w, w)); // proj
+            expected.add(width);
+            expected.add(width); // ln2 gamma
+            expected.add(width); // ln2 beta
+            expected.add(new Shape(hidden, w)); // fc
+            expected.add(new Shape(hidden));
+            expected.add(new Shape(w, hidden)); // out
+            expected.add(width);
+        }
+        expected.add(width); // final LayerNorm gamma
+        expected.add(width); // final LayerNorm beta
+        PairList<String, Parameter> params = block.getParameters();
+        if (params.size() != expected.size()) {
+            // the model's own structure, not the file: a change to the architecture not made here
+            throw new IllegalStateException(
+                    params.size() + " parameters (expected: " + expected.size() + ")");
+        }
+        for (int i = 0; i < params.size(); i++) {
+            Shape got = params.valueAt(i).getArray().getShape();
+            if (!got.equals(expected.get(i))) {
+                throw new MalformedModelException(
+                        dir
+                                + ": parameter "
+                                + params.keyAt(i)
+                                + " has shape "
+                                + got
+                                + " (expected: "
+                                + expected.get(i)
+                                + " for "
+                                + c
+                                + " of "
+                                + CONFIG_FILE
+                                + ")");
+            }
+        }
     }
 
     /**

@@ -18,6 +18,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.djl.MalformedModelException;
 import ai.djl.Model;
 import ai.djl.distributed.transformer.data.BpeTokenizer;
 import ai.djl.distributed.transformer.data.ByteTokenizer;
@@ -67,6 +68,38 @@ class GptCheckpointTest {
                             IllegalArgumentException.class,
                             () -> GptCheckpoint.save(dir, model, new ByteTokenizer()));
             assertEquals("tokenizer vocabSize: 256 (expected: the model's 300)", e.getMessage());
+        }
+    }
+
+    @Test
+    void refusesParametersThatDoNotFitTheConfiguration(@TempDir Path dir) throws Exception {
+        GptConfig config = GptConfig.preset("tiny").setVocabSize(256).build();
+        try (Model model = TestModels.newModel(config, 9, DataType.FLOAT32)) {
+            GptCheckpoint.save(dir, model, new ByteTokenizer());
+        }
+        Path file = dir.resolve(GptCheckpoint.CONFIG_FILE);
+        String saved = Files.readString(file);
+        // the parameters are of context 32 and width 32: positions 32 to 63 have no embedding
+        Files.writeString(file, saved.replace("contextLength=32", "contextLength=64"));
+        MalformedModelException e =
+                assertThrows(MalformedModelException.class, () -> GptCheckpoint.load(dir));
+        assertTrue(
+                e.getMessage().contains("positionEmbedding has shape (32, 32) (expected: (64, 32)"),
+                e.getMessage());
+        // width 16 with 2 heads: the first mismatch is the token embedding
+        Files.writeString(file, saved.replace("width=32", "width=16"));
+        e = assertThrows(MalformedModelException.class, () -> GptCheckpoint.load(dir));
+        assertTrue(
+                e.getMessage().contains("tokenEmbedding has shape (256, 32) (expected: (256, 16)"),
+                e.getMessage());
+        // a vocabulary that the tokenizer (256 bytes) and the parameters do not have
+        Files.writeString(file, saved.replace("vocabSize=256", "vocabSize=300"));
+        e = assertThrows(MalformedModelException.class, () -> GptCheckpoint.load(dir));
+        assertTrue(e.getMessage().contains("vocabSize 256 (expected: the configuration's 300)"));
+        // the configuration as saved still loads
+        Files.writeString(file, saved);
+        try (GptCheckpoint loaded = GptCheckpoint.load(dir)) {
+            assertEquals(config, loaded.getBlock().getConfig());
         }
     }
 }
