@@ -15,6 +15,7 @@ package ai.djl.distributed.transformer;
 
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDList;
+import ai.djl.ndarray.types.Shape;
 import ai.djl.training.loss.Loss;
 
 /**
@@ -23,7 +24,8 @@ import ai.djl.training.loss.Loss;
  * PyTorch's {@code F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1))}.
  *
  * <p>Labels: the target ids {@code (batch, time)}, INT64. Predictions: the logits {@code (batch,
- * time, vocabSize)}.
+ * time, vocabSize)}: the labels' shape must be the predictions' without the last axis (as {@code
+ * F.cross_entropy} requires of the flattened pair).
  */
 public final class CausalLmLoss extends Loss {
 
@@ -32,11 +34,32 @@ public final class CausalLmLoss extends Loss {
         super("CausalLmLoss");
     }
 
-    /** {@inheritDoc} */
+    /**
+     * {@inheritDoc}
+     *
+     * @throws IllegalArgumentException if the labels' shape is not the predictions' without the
+     *     last axis
+     */
     @Override
     public NDArray evaluate(NDList labels, NDList predictions) {
-        NDArray logProbs = predictions.head().logSoftmax(-1);
-        NDArray targets = labels.head().expandDims(-1);
+        NDArray logits = predictions.head();
+        NDArray ids = labels.head();
+        Shape shape = logits.getShape();
+        // gather accepts an index smaller than its input along every axis: a label array that is
+        // too short (a batch or a sequence) would pick some positions' logits and ignore others
+        if (shape.dimension() < 1
+                || !ids.getShape().equals(shape.slice(0, shape.dimension() - 1))) {
+            throw new IllegalArgumentException(
+                    "labels: shape "
+                            + ids.getShape()
+                            + " (expected: "
+                            + shape.slice(0, Math.max(0, shape.dimension() - 1))
+                            + ", the predictions' "
+                            + shape
+                            + " without the vocabulary axis)");
+        }
+        NDArray logProbs = logits.logSoftmax(-1);
+        NDArray targets = ids.expandDims(-1);
         return logProbs.gather(targets, -1).mean().neg();
     }
 }
