@@ -22,6 +22,7 @@ import ai.djl.nn.Parameter;
 import ai.djl.util.PairList;
 
 import java.io.IOException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -29,8 +30,9 @@ import java.util.List;
 
 /**
  * A trained model on disk: one directory holding the parameters ({@code gpt-0000.params}, DJL's
- * format), the configuration ({@code config.properties}) and the tokenizer ({@code tokenizer.txt}),
- * everything needed to rebuild the model and generate text.
+ * format, numbered by the model's {@code Epoch} property when it has one), the configuration
+ * ({@code config.properties}) and the tokenizer ({@code tokenizer.txt}), everything needed to
+ * rebuild the model and generate text.
  *
  * <p>A loaded checkpoint owns its {@link Model}; {@link #close()} releases it.
  */
@@ -44,6 +46,9 @@ public final class GptCheckpoint implements AutoCloseable {
 
     /** The tokenizer's file name. */
     public static final String TOKENIZER_FILE = "tokenizer.txt";
+
+    /** DJL's parameter file names, {@code gpt-NNNN.params}. */
+    private static final String PARAMS_GLOB = MODEL_NAME + "-[0-9][0-9][0-9][0-9].params";
 
     private final Model model;
     private final GptModel block;
@@ -83,6 +88,14 @@ public final class GptCheckpoint implements AutoCloseable {
         Files.createDirectories(dir);
         config.save(dir.resolve(CONFIG_FILE));
         tokenizer.save(dir.resolve(TOKENIZER_FILE));
+        // DJL numbers the file (the model's "Epoch" property, else one past the highest number
+        // there) and loads the highest number: an earlier save's file would be kept, and loaded
+        // instead of this one whenever its number is higher
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, PARAMS_GLOB)) {
+            for (Path f : files) {
+                Files.delete(f);
+            }
+        }
         model.save(dir, MODEL_NAME);
     }
 

@@ -33,6 +33,8 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 class GptCheckpointTest {
 
@@ -100,6 +102,33 @@ class GptCheckpointTest {
         Files.writeString(file, saved);
         try (GptCheckpoint loaded = GptCheckpoint.load(dir)) {
             assertEquals(config, loaded.getBlock().getConfig());
+        }
+    }
+
+    @Test
+    void aLaterSaveReplacesTheParametersOfAnEarlierOne(@TempDir Path dir) throws Exception {
+        GptConfig config = GptConfig.preset("tiny").setVocabSize(256).build();
+        try (Model first = TestModels.newModel(config, 1, DataType.FLOAT32);
+                Model second = TestModels.newModel(config, 2, DataType.FLOAT32);
+                NDManager m = NDManager.newBaseManager()) {
+            NDArray tokens = TestModels.randomTokens(m, 1, 32, 256, 4);
+            float[] expected = GptModelTest.forward(second, tokens).toFloatArray();
+            // numbered by DJL's "Epoch" property, as its checkpoint listeners set it
+            first.setProperty("Epoch", "3");
+            GptCheckpoint.save(dir, first, new ByteTokenizer());
+            second.setProperty("Epoch", "1");
+            GptCheckpoint.save(dir, second, new ByteTokenizer());
+            try (GptCheckpoint loaded = GptCheckpoint.load(dir)) {
+                float[] got = GptModelTest.forward(loaded.getModel(), tokens).toFloatArray();
+                assertArrayEquals(expected, got, 0f, "the second model's outputs");
+            }
+            try (Stream<Path> files = Files.list(dir)) {
+                assertEquals(
+                        List.of("gpt-0001.params"),
+                        files.map(f -> f.getFileName().toString())
+                                .filter(f -> f.endsWith(".params"))
+                                .collect(Collectors.toList()));
+            }
         }
     }
 }
