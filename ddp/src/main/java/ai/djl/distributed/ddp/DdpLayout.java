@@ -60,18 +60,23 @@ final class DdpLayout {
     }
 
     /**
-     * Checks that every rank has the same parameters (names, shapes, types) and broadcasts their
-     * values, buffers and frozen ones included, from rank 0. Every rank must call it.
+     * Checks that every rank has the same parameters (names, shapes, types) and the same options
+     * ({@link DdpOptions#signature()}), and broadcasts their values, buffers and frozen ones
+     * included, from rank 0. Every rank must call it.
      *
      * @param group the group
      * @param block the model's block
      * @param value the array each parameter is trained as
+     * @param options the trainer's options, which every rank must share too
      * @return the layout
      */
     static DdpLayout synchronize(
-            ProcessGroup group, Block block, Function<Parameter, NDArray> value) {
+            ProcessGroup group,
+            Block block,
+            Function<Parameter, NDArray> value,
+            DdpOptions options) {
         ModelSync.Layout layout = ModelSync.layout(distinct(block.getParameters()), value);
-        ModelSync.verifyAcrossRanks(group, layout.signature());
+        ModelSync.verifyAcrossRanks(group, layout.signature() + options.signature());
         DdpLayout l = new DdpLayout(layout, value);
         ModelSync.broadcast(group, l.values(l.params, l.buffers, l.frozen));
         return l;

@@ -35,6 +35,29 @@ record DdpOptions(
         boolean stagedBackward) {
 
     /**
+     * Returns the options every rank must share, as a line of the layout's signature: those that
+     * decide which collectives a step issues (the buckets, the unused-parameter map, the buffers'
+     * broadcast, and the staged backward pass, which never rebuilds its buckets). A rank that
+     * differs would issue collectives its peers do not expect: a hang, or sums of unrelated
+     * buffers, on backends that cannot tell.
+     *
+     * @return one line, ending with a newline
+     */
+    String signature() {
+        return "DDP options: firstBucketBytes "
+                + firstBucketBytes
+                + ", bucketCapBytes "
+                + bucketCapBytes
+                + ", findUnusedParameters "
+                + findUnusedParameters
+                + ", broadcastBuffers "
+                + broadcastBuffers
+                + ", stagedBackward "
+                + stagedBackward
+                + "\n";
+    }
+
+    /**
      * Checks the options together.
      *
      * @throws IllegalArgumentException if a limit is not positive, the hook is missing, or the

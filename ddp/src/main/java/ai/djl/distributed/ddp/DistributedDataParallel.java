@@ -50,7 +50,8 @@ import java.util.List;
  * <ul>
  *   <li>{@link #initialize} (or the first forward pass or step, for a model whose parameters are
  *       already initialized or loaded) checks that every rank has the same parameters (names,
- *       shapes, types) and broadcasts their values, buffers included, from rank 0.
+ *       shapes, types) and the same bucket limits, buffer broadcast, unused-parameter search and
+ *       staged backward pass, and broadcasts their values, buffers included, from rank 0.
  *   <li>{@link #step()} packs the gradients into flat buckets ({@link BucketAssignment}: 25 MiB, a
  *       1 MiB first bucket, reverse definition order, rebuilt once after the first step from the
  *       order the parameters were used), reduces each bucket asynchronously in bucket order with
@@ -353,7 +354,7 @@ public final class DistributedDataParallel extends Trainer {
         if (sync != null) {
             return;
         }
-        layout = DdpLayout.synchronize(group, getModel().getBlock(), this::value);
+        layout = DdpLayout.synchronize(group, getModel().getBlock(), this::value, options);
         // The buckets live where the gradients are: the training device, which may not be the
         // model's (a model made on the CPU, trained on GPU LOCAL_RANK).
         NDManager onDevice =
