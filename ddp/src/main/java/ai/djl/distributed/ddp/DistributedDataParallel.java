@@ -180,7 +180,7 @@ public final class DistributedDataParallel extends Trainer {
         int[] useOrder = store.takeUseOrder();
         layout.checkTrainableUnchanged();
         if (noSyncDepth > 0 || group.getSize() == 1) {
-            sync.updateLocally();
+            sync.updateLocally(useOrder);
         } else if (sync.hasReducer()) {
             long from = sync.isStaged() ? start : begin;
             sync.reduceAndUpdate(useOrder);
@@ -459,8 +459,9 @@ public final class DistributedDataParallel extends Trainer {
         /**
          * Sets whether parameters that no rank used in a step are found (one small all-reduce per
          * step) and left out of the optimizer's update, as PyTorch leaves their gradient unset;
-         * default false, when they are updated with a zero gradient as DJL's trainer does. Buckets
-         * are then not rebuilt.
+         * default false, when they are updated with a zero gradient as DJL's trainer does. Steps
+         * that do not communicate (one rank, or inside {@link #noSync()}) leave out those this rank
+         * did not use. Buckets are then not rebuilt.
          *
          * @param find whether to find unused parameters
          * @return this builder

@@ -170,10 +170,20 @@ final class GradientSync implements AutoCloseable {
                 loss, sync && reducer != null ? reducer : null, this::gradientOf, this::update);
     }
 
-    /** Updates every parameter from this rank's own gradient: a step that does not synchronize. */
-    void updateLocally() {
+    /**
+     * Updates every parameter from this rank's own gradient: a step that does not synchronize. With
+     * unused parameters looked for, those this rank's forward passes did not use are left out, as
+     * PyTorch's optimizer skips a parameter whose gradient was never set.
+     *
+     * @param useOrder the parameters in the order the forward passes first used them
+     */
+    void updateLocally(int[] useOrder) {
         Parameter[] params = layout.params();
+        boolean[] used = findUnusedParameters ? layout.used(useOrder, true, rank) : null;
         for (int p = 0; p < params.length; p++) {
+            if (used != null && !used[p]) {
+                continue;
+            }
             NDArray weight = value.apply(params[p]);
             NDArray grad = ownGradient(weight);
             if (grad == null) {

@@ -160,6 +160,54 @@ class DdpTrainerTest {
     /** Parameters before and after training. */
     private record Snapshots(Map<String, float[]> before, Map<String, float[]> after) {}
 
+    /**
+     * Steps that do not communicate (one rank, or inside noSync) leave the parameters this rank did
+     * not use out of the update too, as PyTorch's optimizer skips a parameter whose gradient was
+     * never set: with weight decay, an update from a zero gradient would still move them.
+     */
+    @Test
+    void unusedParametersAreNotUpdatedByStepsThatDoNotCommunicate() throws Exception {
+        for (int ranks : new int[] {1, 2}) {
+            List<Snapshots> got =
+                    Ranks.run(
+                            ranks,
+                            (group, manager) -> {
+                                try (Model model = Model.newInstance("ddp")) {
+                                    model.setBlock(new TwoPathBlock());
+                                    try (DistributedDataParallel t =
+                                            Fixture.ddp(
+                                                    model,
+                                                    group,
+                                                    DdpTrainerTest::sgdWithDecay,
+                                                    DistributedDataParallel.builder()
+                                                            .optFindUnusedParameters(true),
+                                                    BATCH)) {
+                                        Map<String, float[]> before =
+                                                Fixture.snapshot(model.getBlock());
+                                        NoSync scope = t.noSync();
+                                        try {
+                                            Fixture.step(t, manager, 0, group.getRank(), BATCH);
+                                        } finally {
+                                            scope.close();
+                                        }
+                                        return new Snapshots(
+                                                before, Fixture.snapshot(model.getBlock()));
+                                    }
+                                }
+                            });
+            for (Snapshots g : got) {
+                assertArrayEquals(
+                        g.before().get("03spare_weight"),
+                        g.after().get("03spare_weight"),
+                        ranks + " ranks");
+                assertArrayEquals(g.before().get("03spare_bias"), g.after().get("03spare_bias"));
+                assertFalse(
+                        Arrays.equals(
+                                g.before().get("02early_weight"), g.after().get("02early_weight")));
+            }
+        }
+    }
+
     @Test
     void buffersFollowRankZeroAfterEachStepUnlessTurnedOff() throws Exception {
         for (boolean broadcast : new boolean[] {true, false}) {
