@@ -20,17 +20,13 @@ import ai.djl.ndarray.types.DataType;
 import ai.djl.ndarray.types.Shape;
 import ai.djl.nn.Block;
 import ai.djl.nn.Parameter;
-import ai.djl.util.Pair;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collections;
-import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Set;
 import java.util.function.Function;
 
 /**
@@ -75,28 +71,11 @@ final class DdpLayout {
             Block block,
             Function<Parameter, NDArray> value,
             DdpOptions options) {
-        ModelSync.Layout layout = ModelSync.layout(distinct(block.getParameters()), value);
+        ModelSync.Layout layout = ModelSync.layout(block.getParameters(), value);
         ModelSync.verifyAcrossRanks(group, layout.signature() + options.signature());
         DdpLayout l = new DdpLayout(layout, value);
         ModelSync.broadcast(group, l.values(l.params, l.buffers, l.frozen));
         return l;
-    }
-
-    /**
-     * Returns a block's parameters, each once, under the name of its first use: a block used twice
-     * (weight sharing) lists its parameters once per use, under two names, but each is one
-     * parameter, with one gradient (summed over the uses) and one update per step, as DJL's trainer
-     * and PyTorch's DDP (whose {@code named_parameters()} drops repeats) have it.
-     */
-    private static List<Pair<String, Parameter>> distinct(Iterable<Pair<String, Parameter>> all) {
-        Set<Parameter> seen = Collections.newSetFromMap(new IdentityHashMap<>());
-        List<Pair<String, Parameter>> once = new ArrayList<>();
-        for (Pair<String, Parameter> pair : all) {
-            if (seen.add(pair.getValue())) {
-                once.add(pair);
-            }
-        }
-        return once;
     }
 
     /** Returns the parameters whose gradients are averaged, in reducer order. */

@@ -91,6 +91,19 @@ class FsdpPassesTest {
         return b;
     }
 
+    /** A model using one Linear block twice (its weight shared by the two uses). */
+    private static Block sharedBlockModel() {
+        Block shared = Linear.builder().setUnits(6).build();
+        Block b =
+                new SequentialBlock()
+                        .add(shared)
+                        .add(new LambdaBlock(x -> new NDList(x.head().tanh())))
+                        .add(shared)
+                        .add(Linear.builder().setUnits(5).build());
+        b.setInitializer(Fixture.deterministic(), p -> true);
+        return b;
+    }
+
     /** A 4-stage MLP whose second stage throws while {@code fail} is set. */
     private static Block failingModel(AtomicBoolean fail) {
         Block b =
@@ -210,6 +223,24 @@ class FsdpPassesTest {
                                         run.trainer.evaluate(b[0]).head().getShape());
                             }
                             run.trainer.step();
+                        });
+        assertSameParameters(expected, actual);
+    }
+
+    @ParameterizedTest
+    @EnumSource(
+            value = ShardingStrategy.class,
+            names = {"FULL_SHARD", "NO_SHARD"})
+    void aBlockUsedTwiceIsUpdatedOncePerStepAsByAPlainTrainer(ShardingStrategy strategy)
+            throws Exception {
+        Map<String, float[]> expected = plain(FsdpPassesTest::sharedBlockModel, 1, 2);
+        Map<String, float[]> actual =
+                fsdp(
+                        sharedBlockModel(),
+                        strategy,
+                        run -> {
+                            run.step(1);
+                            run.step(2);
                         });
         assertSameParameters(expected, actual);
     }

@@ -22,7 +22,10 @@ import ai.djl.util.Pair;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Set;
 import java.util.function.Function;
 
 /**
@@ -59,7 +62,11 @@ public final class ModelSync {
     private ModelSync() {}
 
     /**
-     * Splits a model's parameters.
+     * Splits a model's parameters, each once, under the name of its first use: a block used twice
+     * (weight sharing) lists its parameters once per use, under two names, but each is one
+     * parameter, with one gradient (summed over the uses) and one update per step, as DJL's trainer
+     * (whose parameter store is keyed by parameter id) and PyTorch ({@code named_parameters()}
+     * drops repeats) have it.
      *
      * @param parameters the block's parameters, in definition order
      * @param value the array each parameter is trained as
@@ -73,8 +80,12 @@ public final class ModelSync {
         List<Parameter> buffers = new ArrayList<>();
         List<Parameter> frozen = new ArrayList<>();
         StringBuilder signature = new StringBuilder();
+        Set<Parameter> seen = Collections.newSetFromMap(new IdentityHashMap<>());
         for (Pair<String, Parameter> pair : parameters) {
             Parameter p = pair.getValue();
+            if (!seen.add(p)) {
+                continue; // a repeat: the same parameter, through a block used again
+            }
             NDArray v;
             try {
                 v = value.apply(p);
