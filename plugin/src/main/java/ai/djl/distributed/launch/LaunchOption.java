@@ -53,7 +53,8 @@ enum LaunchOption {
     RDZV_TIMEOUT(
             "rdzv-timeout",
             "SECONDS",
-            "longest wait for the other nodes, at start, at each restart and at exit; default 600"),
+            "longest wait for the other nodes at start and at each restart (at exit, a node waits"
+                    + " as long as the others' heartbeats go on); default 600"),
     MAX_RESTARTS(
             "max-restarts",
             "N",
