@@ -107,7 +107,7 @@ public final class DdpBasics {
             System.out.println(DdpBasicsOptions.USAGE);
             return;
         }
-        runExample(args);
+        run(ExampleCommandLine.parseOrExit("ddp_basics", () -> DdpBasicsOptions.parse(args)));
     }
 
     /**
@@ -119,7 +119,10 @@ public final class DdpBasics {
      * @throws TranslateException if the dataset fails to produce a batch
      */
     public static Result runExample(String... args) throws IOException, TranslateException {
-        DdpBasicsOptions options = DdpBasicsOptions.parse(args);
+        return run(DdpBasicsOptions.parse(args));
+    }
+
+    private static Result run(DdpBasicsOptions options) throws IOException, TranslateException {
         // On GPUs as PyTorch users set it up: NCCL for the GPU arrays, the CPU backend for the
         // rest.
         String backend = options.device.equals("gpu") ? "cpu:cpu,gpu:nccl" : "cpu";

@@ -22,6 +22,8 @@ import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.UnmatchedArgumentException;
 
+import java.util.function.Supplier;
+
 /**
  * How the examples read their command lines: picocli fills an options object whose fields carry
  * {@code @Option} annotations ({@code --name value} or {@code --name=value}, flags without a value,
@@ -61,6 +63,26 @@ final class ExampleCommandLine {
             throw badValue(e);
         }
         return options;
+    }
+
+    /**
+     * Reads a command line for an example's {@code main}: on bad usage prints {@code name: reason}
+     * (no stack trace) and exits with status 2, as {@code bin/djlrun} and {@code bin/djl-dist} do.
+     * Only the reading is guarded: a failure of the run itself keeps its stack trace.
+     *
+     * @param name the example's name, e.g. {@code ddp_basics}
+     * @param reader parses and checks the options, throwing {@link IllegalArgumentException}
+     * @param <T> the options' type
+     * @return the options
+     */
+    static <T> T parseOrExit(String name, Supplier<T> reader) {
+        try {
+            return reader.get();
+        } catch (IllegalArgumentException e) {
+            System.err.println(name + ": " + e.getMessage());
+            System.exit(2);
+            throw new AssertionError("unreachable", e);
+        }
     }
 
     /**

@@ -91,7 +91,8 @@ public final class FsdpBasics {
             System.out.println(ExampleCommandLine.usage(new Options(), SYNOPSIS));
             return;
         }
-        runExample(args);
+        Options o = ExampleCommandLine.parseOrExit("fsdp_basics", () -> parse(args));
+        TransformerBasics.run(o.gpt, new Sharded(strategy(o.strategy)));
     }
 
     /**
@@ -104,10 +105,16 @@ public final class FsdpBasics {
      * @throws TranslateException if the dataset fails to produce a batch
      */
     public static GptRunResult runExample(String... args) throws IOException, TranslateException {
+        Options o = parse(args);
+        return TransformerBasics.run(o.gpt, new Sharded(strategy(o.strategy)));
+    }
+
+    /** Reads and checks the options, the strategy's name included. */
+    private static Options parse(String... args) {
         Options o = ExampleCommandLine.parse(new Options(), SYNOPSIS, args);
         o.gpt.check();
-        ShardingStrategy strategy = strategy(o.strategy);
-        return TransformerBasics.run(o.gpt, new Sharded(strategy));
+        strategy(o.strategy);
+        return o;
     }
 
     private static ShardingStrategy strategy(String name) {

@@ -170,7 +170,10 @@ public final class TransformerBasics {
             System.out.println(GptTrainOptions.USAGE);
             return;
         }
-        runExample(args);
+        run(
+                ExampleCommandLine.parseOrExit(
+                        "transformer_basics", () -> GptTrainOptions.parse(args)),
+                DDP);
     }
 
     /** Returns the tokenizer the model was trained with (after the corpus is read). */

@@ -18,15 +18,58 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /** The examples' command-line reading, as OptionPairsTest checked it before picocli. */
 class ExampleCommandLineTest {
+
+    /**
+     * An example's {@code main} given bad usage prints one line naming the option and exits with
+     * status 2, as bin/djlrun and bin/djl-dist do: no stack trace (a user's typo is not a crash).
+     */
+    @ParameterizedTest
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "DdpBasics|--batch|0|ddp_basics: --batch: 0 (expected: > 0)",
+                "TransformerBasics|--steps|x|transformer_basics: --steps: x (expected: a number)",
+                "FsdpBasics|--strategy|foo|fsdp_basics: --strategy: foo (expected: FULL_SHARD,"
+                        + " SHARD_GRAD_OP, NO_SHARD or HYBRID_SHARD)"
+            })
+    void badUsageOfAnExampleExitsWithStatusTwoAndOneLine(
+            String example, String option, String value, String expected)
+            throws IOException, InterruptedException {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process p =
+                new ProcessBuilder(
+                                java,
+                                "-cp",
+                                System.getProperty("java.class.path"),
+                                ExampleCommandLineTest.class.getPackageName() + "." + example,
+                                option,
+                                value)
+                        .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                        .start();
+        try {
+            assertTrue(p.waitFor(60, TimeUnit.SECONDS), example + " did not exit in 60 s");
+            String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertEquals(expected, err.strip(), example + "'s standard error");
+            assertEquals(2, p.exitValue(), example + "'s exit status");
+        } finally {
+            p.destroyForcibly();
+        }
+    }
 
     /** Records each option as picocli hands it over, in order. */
     static final class Seen {
