@@ -50,8 +50,9 @@ import java.util.function.Supplier;
  * IllegalStateException}.
  *
  * <p>As PyTorch's, {@link #deleteKey} always returns {@code true}, a counter holding an empty value
- * counts as 0, {@link #append}, {@link #multiGet} and {@link #multiSet} are the {@link Store}
- * fallbacks, and there are no queues.
+ * counts as 0, {@link #multiGet} and {@link #multiSet} are the {@link Store} fallbacks, {@link
+ * #hasExtendedApi()} is {@code false}, and there are no queues. {@link #append} writes what
+ * PyTorch's compareSet-based fallback writes, but as one locked update.
  */
 public final class FileStore implements Store {
 
@@ -160,6 +161,27 @@ public final class FileStore implements Store {
                     // As PyTorch's, a match is written even when it changes nothing.
                     appendLocked(file, fileKey, desiredCopy);
                     return desiredCopy.clone();
+                });
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Done under the file's exclusive lock, writing the record a successful {@code compareSet}
+     * of PyTorch's fallback would write, so Python ranks appending through that fallback stay
+     * atomic with it. The {@link Store} fallback is not used: it cannot tell its own append from
+     * another appender's of the same bytes, and loses one of them.
+     */
+    @Override
+    public void append(String key, byte[] value) {
+        String fileKey = USER_PREFIX + Stores.checkKey(key);
+        byte[] copy = Stores.checkValue("value", value).clone();
+        locked(
+                true,
+                file -> {
+                    byte[] current = cache.get(fileKey);
+                    return appendLocked(
+                            file, fileKey, current == null ? copy : Stores.concat(current, copy));
                 });
     }
 

@@ -164,7 +164,8 @@ public interface Store extends AutoCloseable {
     default void append(String key, byte[] value) {
         // A compareSet loop, like PyTorch's fallback, but seeded with the current value: seeded
         // with "" (as PyTorch does) it wrongly stops when the value already equals the bytes
-        // being appended.
+        // being appended. It still cannot tell a success from another appender having installed
+        // the same bytes meanwhile, and then loses one append: stores override it atomically.
         byte[] expected = check(List.of(key)) ? get(key) : new byte[0];
         while (true) {
             byte[] desired = Stores.concat(expected, value);

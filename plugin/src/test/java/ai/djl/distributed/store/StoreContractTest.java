@@ -367,4 +367,40 @@ public abstract class StoreContractTest {
         assertEquals(threads * adds, store.add("counter", 0));
         assertEquals(Integer.toString(threads * adds), store.getString("counter"));
     }
+
+    @Test
+    void concurrentAppendsOfEqualBytesLoseNothing() throws Exception {
+        // Every appender appends the same byte: a compareSet-based append that takes "the store
+        // now holds what I wanted to write" for success drops the appends that raced with it.
+        int threads = 8;
+        int appends = 250;
+        List<Store> handles = new ArrayList<>();
+        for (int t = 0; t < threads; ++t) {
+            handles.add(t % 2 == 0 ? store : other());
+        }
+        CountDownLatch start = new CountDownLatch(1);
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            List<Future<?>> futures = new ArrayList<>();
+            for (int t = 0; t < threads; ++t) {
+                Store s = handles.get(t);
+                futures.add(
+                        pool.submit(
+                                () -> {
+                                    start.await();
+                                    for (int i = 0; i < appends; ++i) {
+                                        s.append("log", b("x"));
+                                    }
+                                    return null;
+                                }));
+            }
+            start.countDown();
+            for (Future<?> f : futures) {
+                f.get(50, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertEquals(threads * appends, store.get("log").length);
+    }
 }
