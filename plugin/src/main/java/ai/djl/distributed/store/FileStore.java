@@ -229,7 +229,8 @@ public final class FileStore implements Store {
 
     /**
      * Gives up this instance's reference to the file, and deletes the file if it was the last of at
-     * least {@code numWorkers}; does nothing if the file is gone or the store already closed.
+     * least {@code numWorkers}; does nothing if the file is gone or the store already closed. If
+     * the file cannot be locked or read in time, the store stays open and the call may be repeated.
      *
      * @throws StoreException if the file cannot be locked, updated or deleted
      */
@@ -242,17 +243,20 @@ public final class FileStore implements Store {
             if (closed) {
                 return;
             }
-            closed = true;
             // Without O_CREAT: if someone removed the file there is no reference left to give up.
             try (PosixFile file = PosixFile.open(toString(), path, true, false)) {
                 if (file == null) {
+                    closed = true;
                     return;
                 }
+                // Closed only once the reference is given up: a close that could not lock or read
+                // the file leaves the store open, and a later close gives the reference up.
                 lockFile(file, true, deadline, timeout);
                 replayLocked(file);
                 // Both counters under one lock, so no other instance sees one without the other.
                 long finished = addLocked(file, CLEANUP_KEY, CLEANUP_KEY, 1);
                 long references = addLocked(file, REFCOUNT_KEY, REFCOUNT_KEY, -1);
+                closed = true;
                 if (references == 0 && numWorkers >= 0 && finished >= numWorkers) {
                     Files.deleteIfExists(path);
                 }

@@ -32,6 +32,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -312,6 +313,26 @@ class FileStoreTest extends StoreContractTest {
             assertEquals("w", store.getString("k"));
             assertTrue(exclusive.released());
         }
+    }
+
+    @Test
+    void aCloseThatCouldNotLockTheFileCanBeRetried() throws Exception {
+        Path flock = Path.of("/usr/bin/flock");
+        assertTrue(Files.isExecutable(flock), "util-linux flock(1) is not installed");
+        FileStore second = new FileStore(path); // refcount/ goes to 2
+        try (Holder exclusive = new Holder(flock, "-x")) {
+            second.setTimeout(SHORT);
+            StoreException e = assertThrows(StoreException.class, second::close);
+            assertTrue(e.getMessage().contains("lock"), e.getMessage());
+            assertFalse(exclusive.released(), "the close gave up while the lock was held");
+        }
+        // The reference the failed close could not give up is given up by the next close.
+        second.setTimeout(Duration.ofSeconds(20));
+        second.close();
+        byte[] tail = records("cleanup/", "1", "refcount/", "1");
+        byte[] all = Files.readAllBytes(path);
+        assertArrayEquals(tail, Arrays.copyOfRange(all, all.length - tail.length, all.length));
+        assertThrows(IllegalStateException.class, () -> second.set("k", "v"));
     }
 
     /**
