@@ -71,6 +71,11 @@ public final class HashStore implements Store {
         Stores.checkKey(key);
         lock.lock();
         try {
+            byte[] old = table.get(key);
+            if (old != null && old.length == 0) {
+                // PyTorch's HashStore counts an empty value as 0 (its TCPStore server refuses it).
+                table.delete(key);
+            }
             long value = table.add(key, delta);
             changed.signalAll();
             return value;

@@ -13,6 +13,7 @@
  */
 package ai.djl.distributed.store;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -31,6 +32,14 @@ class HashStoreTest extends StoreContractTest {
     @Override
     protected boolean hasQueues() {
         return true;
+    }
+
+    @Test
+    void emptyCounterCountsAsZeroAsInPyTorch() {
+        // torch 2.6: HashStore().set("e", b""); add("e", 4) returns 4
+        store.set("e", new byte[0]);
+        assertEquals(4, store.add("e", 4));
+        assertEquals("4", store.getString("e"));
     }
 
     @Test
