@@ -158,6 +158,11 @@ public interface Store extends AutoCloseable {
     /**
      * Appends bytes to a key's value, creating the key if it is missing, and wakes its waiters.
      *
+     * <p>Every store of this library appends atomically. The default, for other implementations, is
+     * a {@link #compareSet} loop (as PyTorch's fallback): it cannot tell its own success from
+     * another caller's append of the same bytes meanwhile, so under concurrent appends of equal
+     * bytes one of them can be lost; an implementation should override it with an atomic update.
+     *
      * @param key the key
      * @param value the bytes to append
      */
