@@ -374,7 +374,10 @@ public final class DistributedDataParallel extends Trainer {
                         this::recordWait);
     }
 
-    /** Returns every parameter, buffers last, with its name; synchronizes first. */
+    /**
+     * Returns every parameter with its name, in the block's definition order (a block used twice
+     * lists its parameters under each of its names); synchronizes first.
+     */
     List<Pair<String, Parameter>> namedParameters() {
         synchronize();
         finishPendingUpdates();
