@@ -226,7 +226,7 @@ final class StoreClient implements AutoCloseable {
     private void lockConnection() {
         Duration limit = timeout;
         try {
-            if (lock.tryLock(limit.toNanos(), TimeUnit.NANOSECONDS)) {
+            if (lock.tryLock(StoreConnection.nanos(limit), TimeUnit.NANOSECONDS)) {
                 return;
             }
         } catch (InterruptedException e) {

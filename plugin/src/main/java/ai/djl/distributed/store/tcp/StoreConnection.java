@@ -368,7 +368,7 @@ final class StoreConnection implements AutoCloseable {
      */
     static Object awaitOrNull(CompletableFuture<Object> future, Duration timeout) {
         try {
-            return future.get(Math.max(1, timeout.toNanos()), TimeUnit.NANOSECONDS);
+            return future.get(Math.max(1, nanos(timeout)), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
             return TIMED_OUT;
         } catch (ExecutionException e) {
@@ -381,6 +381,22 @@ final class StoreConnection implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new StoreException("interrupted while waiting for the store", e);
+        }
+    }
+
+    /**
+     * Returns a timeout in nanoseconds, saturated as {@link Stores#deadline} saturates it: a
+     * duration past {@code Long.MAX_VALUE} nanoseconds (292 years) waits that long rather than
+     * overflowing.
+     *
+     * @param timeout a positive duration
+     * @return its nanoseconds, at most {@code Long.MAX_VALUE / 2}
+     */
+    static long nanos(Duration timeout) {
+        try {
+            return Math.min(timeout.toNanos(), Long.MAX_VALUE / 2);
+        } catch (ArithmeticException e) {
+            return Long.MAX_VALUE / 2;
         }
     }
 

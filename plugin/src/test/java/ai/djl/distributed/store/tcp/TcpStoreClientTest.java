@@ -337,4 +337,34 @@ class TcpStoreClientTest {
                         () -> TcpStore.builder().setHost("h").setPort(1).optWorldSize(0).build());
         assertTrue(ws.getMessage().contains("world size cannot be 0"), ws.getMessage());
     }
+
+    @Test
+    void timeoutsPast292YearsWaitRatherThanOverflow() {
+        // Stores.checkTimeout accepts any positive duration; these overflow toNanos().
+        try (TcpStoreServer server =
+                TcpStoreServer.builder()
+                        .optHost("127.0.0.1")
+                        .optSecret(null)
+                        .optWarmUp(Duration.ZERO)
+                        .build()) {
+            for (Duration forever :
+                    List.of(
+                            Duration.ofMillis(Long.MAX_VALUE),
+                            Duration.ofSeconds(Long.MAX_VALUE))) {
+                try (TcpStore store =
+                        TcpStore.builder()
+                                .setHost("127.0.0.1")
+                                .setPort(server.getPort())
+                                .optSecret(null)
+                                .optTimeout(forever)
+                                .build()) {
+                    store.set("k", "v");
+                    assertEquals("v", store.getString("k"));
+                    assertEquals(3, store.add("n" + forever, 3));
+                    store.waitFor(List.of("k"));
+                    store.waitFor(List.of("k"), forever);
+                }
+            }
+        }
+    }
 }
