@@ -96,11 +96,15 @@ final class StoreCommand implements Callable<Integer> {
      */
     @Override
     public Integer call() {
-        if (!(timeoutSeconds > 0)) {
+        // whole nanoseconds; (long) saturates, so Infinity waits 292 years
+        long nanos = (long) (timeoutSeconds * 1e9);
+        if (!(timeoutSeconds > 0) || nanos < 1) {
             throw usage(
                     "--timeout: " + timeoutSeconds + " (expected: a positive number of seconds)");
         }
-        Duration timeout = Duration.ofMillis((long) (timeoutSeconds * 1000));
+        // bad usage is told at once, not after connecting (for up to the timeout)
+        checkOperands();
+        Duration timeout = Duration.ofNanos(nanos);
         try (Store base = open(timeout)) {
             Store store = prefix != null ? new PrefixStore(prefix, base) : base;
             store.setTimeout(timeout);
@@ -108,6 +112,42 @@ final class StoreCommand implements Callable<Integer> {
         } catch (StoreTimeoutException e) {
             System.err.println("djl-dist store: " + e.getMessage());
             return 3;
+        }
+    }
+
+    private void checkOperands() {
+        switch (op) {
+            case "get":
+            case "delete":
+                arity(op, operands, 1);
+                return;
+            case "set":
+                arity(op, operands, 2);
+                return;
+            case "add":
+                arity(op, operands, 2);
+                parseDelta(operands.get(1));
+                return;
+            case "wait":
+            case "check":
+                atLeastOne(op, operands);
+                return;
+            case "num-keys":
+                arity(op, operands, 0);
+                return;
+            default:
+                throw usage(
+                        "unknown store operation '"
+                                + op
+                                + "' (expected: get, set, add, wait, check, delete or num-keys)");
+        }
+    }
+
+    private long parseDelta(String n) {
+        try {
+            return Long.parseLong(n);
+        } catch (NumberFormatException e) {
+            throw usage("add: '" + n + "' (expected: an integer)");
         }
     }
 
@@ -148,13 +188,7 @@ final class StoreCommand implements Callable<Integer> {
                 return 0;
             case "add":
                 arity(op, operands, 2);
-                long delta;
-                try {
-                    delta = Long.parseLong(operands.get(1));
-                } catch (NumberFormatException e) {
-                    throw usage("add: '" + operands.get(1) + "' (expected: an integer)");
-                }
-                System.out.println(store.add(operands.get(0), delta));
+                System.out.println(store.add(operands.get(0), parseDelta(operands.get(1))));
                 return 0;
             case "wait":
                 atLeastOne(op, operands);
@@ -174,7 +208,7 @@ final class StoreCommand implements Callable<Integer> {
                 System.out.println(store.numKeys());
                 return 0;
             default:
-                throw usage("unknown store operation '" + op + "'");
+                throw new AssertionError(op); // checkOperands refused it
         }
     }
 

@@ -1,0 +1,80 @@
+/*
+ * Copyright 2026 The DJL Distributed Authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except
+ * in compliance with the License. You may obtain a copy of the License at
+ *
+ * http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the License
+ * is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express
+ * or implied. See the License for the specific language governing permissions and limitations under
+ * the License.
+ */
+package ai.djl.distributed.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ai.djl.distributed.store.tcp.TcpStoreServer;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+@Timeout(120)
+class StoreCommandTest {
+
+    @Test
+    void badOperandsAreBadUsageBeforeConnecting() throws Exception {
+        int closed;
+        try (ServerSocket probe = new ServerSocket(0)) {
+            closed = probe.getLocalPort(); // nothing listens there once closed
+        }
+        List<List<String>> bad =
+                List.of(
+                        List.of("bogus", "k"),
+                        List.of("add", "k", "x"),
+                        List.of("get"),
+                        List.of("set", "k"),
+                        List.of("wait"),
+                        List.of("num-keys", "extra"));
+        for (List<String> operation : bad) {
+            long start = System.nanoTime();
+            // connecting would retry for the whole 60-s timeout, then fail with status 1
+            assertEquals(2, store(closed, "60", operation), operation.toString());
+            long seconds = (System.nanoTime() - start) / 1_000_000_000L;
+            assertTrue(seconds < 10, operation + " took " + seconds + " s");
+        }
+    }
+
+    @Test
+    void timeoutsAreReadToTheNanosecond() throws Exception {
+        try (TcpStoreServer server =
+                TcpStoreServer.builder()
+                        .optHost("127.0.0.1")
+                        .optSecret(null)
+                        .optWarmUp(Duration.ZERO)
+                        .build()) {
+            int port = server.getPort();
+            // positive, but no whole nanosecond: refused as bad usage, not failed after parsing
+            assertEquals(2, store(port, "1e-12", List.of("num-keys")));
+            // longer than a Duration of nanoseconds holds: waits that long, no overflow
+            assertEquals(0, store(port, "Infinity", List.of("set", "k", "v")));
+            assertEquals(0, store(port, "1e300", List.of("wait", "k")));
+            assertEquals(1, server.numKeys());
+        }
+    }
+
+    private static int store(int port, String timeout, List<String> operation) {
+        List<String> line =
+                new ArrayList<>(
+                        List.of("store", "--tcp", "127.0.0.1:" + port, "--timeout", timeout));
+        line.addAll(operation);
+        return Main.run(line);
+    }
+}
