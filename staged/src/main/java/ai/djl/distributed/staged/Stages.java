@@ -50,12 +50,14 @@ public final class Stages {
         for (Pair<String, Block> child : block.getChildren()) {
             String name = prefix + child.getKey();
             Block b = child.getValue();
-            if (b instanceof SequentialBlock) {
-                expand(name + ".", (SequentialBlock) b, into);
-            } else if (b instanceof StagedBlock) {
+            // a block's declared stages first, as of(Block) takes them: a SequentialBlock that
+            // is also a StagedBlock says how its own forward pass runs
+            if (b instanceof StagedBlock) {
                 for (Stage s : ((StagedBlock) b).getStages()) {
                     into.add(s.withName(name + "." + s.getName()));
                 }
+            } else if (b instanceof SequentialBlock) {
+                expand(name + ".", (SequentialBlock) b, into);
             } else {
                 into.add(Stage.of(name, b));
             }

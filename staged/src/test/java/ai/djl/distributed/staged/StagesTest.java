@@ -73,4 +73,44 @@ class StagesTest {
         assertTrue(Stages.of(new LambdaBlock(x -> x)).isEmpty());
         assertTrue(Stages.of(new SequentialBlock()).isEmpty());
     }
+
+    @Test
+    void aNestedSequenceThatDeclaresItsStagesRunsThem() {
+        // a SequentialBlock whose forward adds its input back; its declared stages say so
+        final class Residual extends SequentialBlock implements StagedBlock {
+            @Override
+            protected NDList forwardInternal(
+                    ParameterStore ps,
+                    NDList in,
+                    boolean training,
+                    ai.djl.util.PairList<String, Object> params) {
+                NDList out = super.forwardInternal(ps, in, training, params);
+                return new NDList(out.singletonOrThrow().add(in.singletonOrThrow()));
+            }
+
+            @Override
+            public List<Stage> getStages() {
+                return List.of(
+                        Stage.of(
+                                "residual", this, (ps, in, training) -> forward(ps, in, training)));
+            }
+        }
+        Residual residual = new Residual();
+        residual.add(Linear.builder().setUnits(4).build());
+        SequentialBlock net = new SequentialBlock();
+        net.add(Linear.builder().setUnits(4).build()).add(residual);
+        try (NDManager m = NDManager.newBaseManager()) {
+            net.initialize(m, DataType.FLOAT32, new Shape(2, 4));
+            NDArray x = m.randomNormal(new Shape(2, 4));
+            ParameterStore ps = new ParameterStore(m, false);
+            NDArray whole = net.forward(ps, new NDList(x), false).singletonOrThrow();
+            List<Stage> stages = Stages.of(net).orElseThrow();
+            assertEquals("02Residual.residual", stages.get(1).getName());
+            NDList h = new NDList(x);
+            for (Stage s : stages) {
+                h = s.forward(ps, h, false);
+            }
+            assertArrayEquals(whole.toFloatArray(), h.singletonOrThrow().toFloatArray());
+        }
+    }
 }
