@@ -29,7 +29,9 @@ public final class Stages {
     /**
      * Returns a block's stages: those a {@link StagedBlock} declares, or for a {@link
      * SequentialBlock} one stage per child block, in order (a child that is itself staged or
-     * sequential is expanded in place, so nested sequences give their leaves).
+     * sequential is expanded in place, so nested sequences give their leaves). A sequence that
+     * returns its intermediate results ({@link SequentialBlock#isReturnIntermediate()}) is no chain
+     * of stages: it has no staged form, and nested it is one stage.
      *
      * @param block the block
      * @return the stages, or empty when the block has no staged form
@@ -38,7 +40,7 @@ public final class Stages {
         if (block instanceof StagedBlock) {
             return Optional.of(((StagedBlock) block).getStages());
         }
-        if (block instanceof SequentialBlock) {
+        if (block instanceof SequentialBlock && !((SequentialBlock) block).isReturnIntermediate()) {
             List<Stage> stages = new ArrayList<>();
             expand("", (SequentialBlock) block, stages);
             return stages.isEmpty() ? Optional.empty() : Optional.of(stages);
@@ -56,7 +58,8 @@ public final class Stages {
                 for (Stage s : ((StagedBlock) b).getStages()) {
                     into.add(s.withName(name + "." + s.getName()));
                 }
-            } else if (b instanceof SequentialBlock) {
+            } else if (b instanceof SequentialBlock
+                    && !((SequentialBlock) b).isReturnIntermediate()) {
                 expand(name + ".", (SequentialBlock) b, into);
             } else {
                 into.add(Stage.of(name, b));

@@ -75,6 +75,36 @@ class StagesTest {
     }
 
     @Test
+    void aSequenceReturningItsIntermediatesIsNotChainedStageByStage() {
+        // forward returns every child's outputs, not the last one's: no chain of stages gives it
+        SequentialBlock all = new SequentialBlock().setReturnIntermediate(true);
+        all.add(Linear.builder().setUnits(3).build()).add(Activation::relu);
+        assertTrue(Stages.of(all).isEmpty());
+
+        SequentialBlock inner = new SequentialBlock().setReturnIntermediate(true);
+        inner.add(Linear.builder().setUnits(3).build()).add(Activation::relu);
+        SequentialBlock net = new SequentialBlock();
+        net.add(Linear.builder().setUnits(4).build()).add(inner);
+        try (NDManager m = NDManager.newBaseManager()) {
+            net.initialize(m, DataType.FLOAT32, new Shape(2, 5));
+            NDArray x = m.randomNormal(new Shape(2, 5));
+            ParameterStore ps = new ParameterStore(m, false);
+            NDList whole = net.forward(ps, new NDList(x), false);
+            assertEquals(2, whole.size()); // the inner sequence's two intermediates
+
+            List<Stage> stages = Stages.of(net).orElseThrow();
+            NDList h = new NDList(x);
+            for (Stage s : stages) {
+                h = s.forward(ps, h, false);
+            }
+            assertEquals(whole.size(), h.size());
+            for (int i = 0; i < whole.size(); i++) {
+                assertArrayEquals(whole.get(i).toFloatArray(), h.get(i).toFloatArray());
+            }
+        }
+    }
+
+    @Test
     void aNestedSequenceThatDeclaresItsStagesRunsThem() {
         // a SequentialBlock whose forward adds its input back; its declared stages say so
         final class Residual extends SequentialBlock implements StagedBlock {
