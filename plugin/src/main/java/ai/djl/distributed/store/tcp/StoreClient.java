@@ -201,8 +201,17 @@ final class StoreClient implements AutoCloseable {
                         ReplyType.WAIT.shape(),
                         0);
         Object result = StoreConnection.awaitOrNull(wait.future, limit);
-        if (!StoreConnection.timedOut(result)) {
+        if (result == WaitResult.STOPPED) {
             return;
+        }
+        if (!StoreConnection.timedOut(result)) {
+            // WAIT_CANCELED before any CANCEL_WAIT: the keys did not come, so do not succeed
+            connection.close();
+            throw new StoreException(
+                    store
+                            + ": the server cancelled the WAIT for "
+                            + keys
+                            + " that this client did not cancel; connection closed");
         }
         PendingCall cancel =
                 connection.send(

@@ -84,9 +84,18 @@ final class StoreResponseDecoder extends ByteToMessageDecoder {
                     return null;
                 }
                 int code = in.readUnsignedByte();
-                return code == StoreProtocol.STOP_WAITING
-                        ? WaitResult.STOPPED
-                        : WaitResult.CANCELED;
+                if (code == StoreProtocol.STOP_WAITING) {
+                    return WaitResult.STOPPED;
+                }
+                if (code == StoreProtocol.WAIT_CANCELED) {
+                    return WaitResult.CANCELED;
+                }
+                throw new StoreCodecException(
+                        "reply "
+                                + code
+                                + " to "
+                                + call.description()
+                                + " (expected: 0, stop waiting, or 1, wait cancelled)");
             case I64:
                 return in.readableBytes() >= Long.BYTES ? (Object) in.readLongLE() : null;
             case U32:

@@ -367,4 +367,39 @@ class TcpStoreClientTest {
             }
         }
     }
+
+    @Test
+    void aWaitAnsweredWithAnythingButStopWaitingFails() throws Exception {
+        // 1 is WAIT_CANCELED, though no CANCEL_WAIT was sent; 77 is no reply to WAIT at all
+        for (int reply : new int[] {1, 77}) {
+            try (ServerSocket listener = new ServerSocket(0)) {
+                CompletableFuture<TcpStore> connecting =
+                        CompletableFuture.supplyAsync(
+                                () -> client(listener.getLocalPort(), Duration.ofSeconds(20)));
+                try (Socket s = listener.accept()) {
+                    s.setSoTimeout(10_000);
+                    DataInputStream in = new DataInputStream(s.getInputStream());
+                    OutputStream out = s.getOutputStream();
+                    in.readFully(new byte[5]); // VALIDATE
+                    assertEquals(13, in.readUnsignedByte()); // PING
+                    byte[] nonce = new byte[4];
+                    in.readFully(nonce);
+                    out.write(nonce);
+                    try (TcpStore store = connecting.get(20, TimeUnit.SECONDS)) {
+                        CompletableFuture<Void> waiting =
+                                CompletableFuture.runAsync(() -> store.waitFor(List.of("k")));
+                        assertEquals(6, in.readUnsignedByte()); // WAIT
+                        out.write(reply);
+                        out.flush();
+                        Exception e =
+                                assertThrows(
+                                        Exception.class, () -> waiting.get(20, TimeUnit.SECONDS));
+                        // at once, not a timeout of the store's 20 s
+                        assertTrue(e.getCause() instanceof StoreException, e.toString());
+                        assertTrue(!(e.getCause() instanceof StoreTimeoutException), e.toString());
+                    }
+                }
+            }
+        }
+    }
 }
