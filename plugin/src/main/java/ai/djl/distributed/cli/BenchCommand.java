@@ -22,7 +22,10 @@ import ai.djl.distributed.store.tcp.TcpStoreServer;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 import picocli.CommandLine.TypeConversionException;
 
 import java.util.List;
@@ -42,6 +45,14 @@ import java.util.concurrent.Callable;
 final class BenchCommand {
 
     private BenchCommand() {}
+
+    /** Refuses a count below 1 as bad usage, naming the option and the value. */
+    static void atLeastOne(CommandSpec spec, String option, int value) {
+        if (value < 1) {
+            throw new ParameterException(
+                    spec.commandLine(), option + ": " + value + " (expected: at least 1)");
+        }
+    }
 
     /** The server measured, {@code --tcp H:P}. */
     static class Server {
@@ -63,6 +74,8 @@ final class BenchCommand {
                 "(each authenticates first when DJL_DIST_STORE_SECRET is set)"
             })
     static final class StoreRendezvous extends Server implements Callable<Integer> {
+
+        @Spec CommandSpec spec;
 
         @Option(names = "--clients", paramLabel = "N", description = "clients; default 9000")
         int clients = 9000;
@@ -102,6 +115,10 @@ final class BenchCommand {
          */
         @Override
         public Integer call() throws Exception {
+            atLeastOne(spec, "--clients", clients);
+            atLeastOne(spec, "--repeat", repeat);
+            atLeastOne(spec, "--window", window);
+            atLeastOne(spec, "--timeout", timeout);
             // with DJL_DIST_STORE_SECRET set, every client authenticates first; with the TLS
             // variables (DJL_DIST_STORE_TLS_*), every client starts TLS first
             String secret = System.getenv("DJL_DIST_STORE_SECRET");
@@ -157,6 +174,8 @@ final class BenchCommand {
             description = "K Java clients doing M rounds of set/get/add")
     static final class StoreOps extends Server implements Callable<Integer> {
 
+        @Spec CommandSpec spec;
+
         @Option(names = "--clients", paramLabel = "K", description = "clients; default 16")
         int clients = 16;
 
@@ -174,6 +193,9 @@ final class BenchCommand {
          */
         @Override
         public Integer call() throws Exception {
+            atLeastOne(spec, "--clients", clients);
+            atLeastOne(spec, "--rounds", rounds);
+            atLeastOne(spec, "--repeat", repeat);
             for (int r = 0; r < repeat; ++r) {
                 double ops = StoreOpsBench.run(tcp.host(), tcp.port(), clients, rounds);
                 System.out.printf(
@@ -190,6 +212,11 @@ final class BenchCommand {
             mixinStandardHelpOptions = true,
             description = "N local ranks (one JVM and one thread each); nccl-tests style lines")
     static final class Collectives implements Callable<Integer> {
+
+        private static final List<String> OPS =
+                List.of("all_reduce", "broadcast", "all_gather", "reduce_scatter", "all_to_all");
+
+        @Spec CommandSpec spec;
 
         @Option(
                 names = {"--world-size", "--world_size"},
@@ -228,6 +255,20 @@ final class BenchCommand {
          */
         @Override
         public Integer call() throws Exception {
+            // checked here, not by each rank after it has started and loaded PyTorch
+            atLeastOne(spec, "--world-size", worldSize);
+            for (String op : ops) {
+                if (!OPS.contains(op)) {
+                    throw new ParameterException(
+                            spec.commandLine(),
+                            "--ops: '" + op + "' (expected: " + String.join(", ", OPS) + ")");
+                }
+            }
+            if (!List.of("auto", "tcp", "shm").contains(transport)) {
+                throw new ParameterException(
+                        spec.commandLine(),
+                        "--transport: '" + transport + "' (expected: auto, tcp or shm)");
+            }
             return CollectivesBench.launch(worldSize, ops, sizes, transport);
         }
     }
@@ -249,11 +290,15 @@ final class BenchCommand {
             }
             String digits = unit == 1 ? t : t.substring(0, t.length() - 1);
             try {
-                return Long.parseLong(digits) * unit;
-            } catch (NumberFormatException e) {
-                throw new TypeConversionException(
-                        "'" + s + "' (expected: bytes such as 4096, 4K, 1M, 64M)");
+                long bytes = Math.multiplyExact(Long.parseLong(digits), unit);
+                if (bytes > 0) {
+                    return bytes;
+                }
+            } catch (NumberFormatException | ArithmeticException e) {
+                // refused below
             }
+            throw new TypeConversionException(
+                    "'" + s + "' (expected: a positive number of bytes such as 4096, 4K, 1M, 64M)");
         }
     }
 }
