@@ -82,6 +82,18 @@ final class StoreServerCommand implements Callable<Integer> {
             throw new ParameterException(
                     spec.commandLine(), "--world-size: " + worldSize + " (expected: at least 1)");
         }
+        if (port < 0 || port > 65535) {
+            throw new ParameterException(
+                    spec.commandLine(), "--port: " + port + " (expected: 0 to 65535)");
+        }
+        if (ioThreads != null && ioThreads < 1) {
+            throw new ParameterException(
+                    spec.commandLine(), "--io-threads: " + ioThreads + " (expected: at least 1)");
+        }
+        if (warmUpMs < 0) {
+            throw new ParameterException(
+                    spec.commandLine(), "--warm-up-ms: " + warmUpMs + " (expected: at least 0)");
+        }
         if (busyPollUs < 0) {
             throw new ParameterException(
                     spec.commandLine(),
