@@ -75,7 +75,14 @@ public final class Main implements Callable<Integer> {
         cmd.setExecutionExceptionHandler(
                 (e, line, parsed) -> {
                     PrintWriter err = line.getErr();
-                    err.println("djl-dist: " + e.getMessage());
+                    // an exception without a message (a bug, not a user's error) keeps its
+                    // trace: "djl-dist: null" says nothing
+                    if (e.getMessage() == null) {
+                        err.println("djl-dist: failed");
+                        e.printStackTrace(err);
+                    } else {
+                        err.println("djl-dist: " + e.getMessage());
+                    }
                     err.flush();
                     return 1;
                 });
