@@ -83,7 +83,9 @@ public final class ReduceOp {
 
     /**
      * Returns PREMUL_SUM: the sum of every rank's value multiplied by {@code factor}, for
-     * floating-point types (as {@code torch.distributed._make_nccl_premul_sum}).
+     * floating-point types (as {@code torch.distributed._make_nccl_premul_sum}). Each rank
+     * multiplies its own input by its own factor before the sum, as NCCL's PreMulSum does, so the
+     * factors may differ from rank to rank (a weighted sum).
      *
      * @param factor the multiplier; finite
      * @return the operation

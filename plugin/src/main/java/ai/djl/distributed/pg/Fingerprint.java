@@ -23,8 +23,9 @@ import java.util.List;
 /**
  * What one rank called, as PyTorch's {@code TORCH_DISTRIBUTED_DEBUG=DETAIL} compares it across
  * ranks before a collective: its number in the group, the collective, the element type, the
- * reduction (with PREMUL_SUM's factor), the root, and the arrays' count, elements and shapes. Every
- * rank's fingerprint is a fixed number of longs, so that they can be gathered in one collective.
+ * reduction (PREMUL_SUM's factor is shown but not compared), the root, and the arrays' count,
+ * elements and shapes. Every rank's fingerprint is a fixed number of longs, so that they can be
+ * gathered in one collective.
  *
  * @param seq the collective's number in its group, from 0
  * @param kind the collective
@@ -131,6 +132,25 @@ record Fingerprint(
         return b.append(')').toString();
     }
 
+    /**
+     * Returns whether another rank made the same call. PREMUL_SUM's factor is not compared: each
+     * rank multiplies its own input by its own factor, which may differ from rank to rank.
+     *
+     * @param other the other rank's call, or null
+     * @return whether they match
+     */
+    boolean matches(Fingerprint other) {
+        return other != null
+                && seq == other.seq
+                && kind == other.kind
+                && dtype == other.dtype
+                && op == other.op
+                && root == other.root
+                && arrays == other.arrays
+                && elements == other.elements
+                && shapes == other.shapes;
+    }
+
     /** How this call differs from another: the fields that do not match, named. */
     String differences(Fingerprint other) {
         StringBuilder b = new StringBuilder();
@@ -143,7 +163,7 @@ record Fingerprint(
         if (dtype != other.dtype) {
             b.append("element type, ");
         }
-        if (op != other.op || factor != other.factor) {
+        if (op != other.op) {
             b.append("reduction, ");
         }
         if (root != other.root) {

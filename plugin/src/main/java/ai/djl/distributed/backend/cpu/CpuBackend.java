@@ -125,6 +125,7 @@ public final class CpuBackend implements Backend {
                 op,
                 ctx -> {
                     ByteBuffer data = packed.buffer();
+                    premultiply(op, type, data, count);
                     AllReduce.run(ctx, data, count);
                     finish(op, type, data, 0, count);
                     packed.unpack();
@@ -142,7 +143,15 @@ public final class CpuBackend implements Backend {
                 type,
                 op,
                 ctx -> {
-                    Reduce.run(ctx, region.buffer(), count, root);
+                    ByteBuffer data = region.buffer();
+                    if (op.getType() == ReduceOp.Type.PREMUL_SUM && ctx.rank() != root) {
+                        // This rank's array stays unchanged: scale a copy (slot 0; Reduce uses 1).
+                        ByteBuffer copy = ctx.scratch(0, data.remaining());
+                        copy.put(0, data, 0, data.remaining());
+                        data = copy;
+                    }
+                    premultiply(op, type, data, count);
+                    Reduce.run(ctx, data, count, root);
                     if (ctx.rank() == root) {
                         finish(op, type, region.buffer(), 0, count);
                         region.writeBack();
@@ -240,6 +249,7 @@ public final class CpuBackend implements Backend {
                     // Reduce in a private copy: the inputs stay as the caller left them.
                     ByteBuffer acc = ctx.scratch(1, packed.buffer().remaining());
                     acc.put(0, packed.buffer(), 0, acc.limit());
+                    premultiply(op, type, acc, count * p);
                     ByteBuffer[] blocks = split(acc, p);
                     int[] counts = new int[p];
                     java.util.Arrays.fill(counts, count);
@@ -382,11 +392,19 @@ public final class CpuBackend implements Backend {
         return blocks;
     }
 
+    /**
+     * Multiplies this rank's input by PREMUL_SUM's factor before the sum, as NCCL's PreMulSum does:
+     * each rank's own factor, which may differ from rank to rank.
+     */
+    private void premultiply(ReduceOp op, DataType type, ByteBuffer data, int count) {
+        if (op.getType() == ReduceOp.Type.PREMUL_SUM) {
+            kernels.scale(type, data, 0, count, op.getFactor());
+        }
+    }
+
     private void finish(ReduceOp op, DataType type, ByteBuffer data, int offset, int count) {
         if (op.getType() == ReduceOp.Type.AVG) {
             kernels.divide(type, data, offset, count, transport.getSize());
-        } else if (op.getType() == ReduceOp.Type.PREMUL_SUM) {
-            kernels.scale(type, data, offset, count, op.getFactor());
         }
     }
 
