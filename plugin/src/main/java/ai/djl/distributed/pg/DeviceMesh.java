@@ -45,12 +45,28 @@ public final class DeviceMesh implements AutoCloseable {
     /**
      * Lays the world out as {@code rows x cols}; blocks until the groups have connected.
      *
-     * @param world the world group
+     * @param world the world group (or a group of every world rank)
      * @param rows the size of dimension 0
      * @param cols the size of dimension 1
      * @return the mesh
+     * @throws IllegalArgumentException if the sizes do not multiply to the world size, or {@code
+     *     world} is a sub-group: its members alone would call {@link ProcessGroup#newGroup}, which
+     *     every world rank must call, and with its ranks taken as world ranks
      */
     public static DeviceMesh create(ProcessGroup world, int rows, int cols) {
+        int worldSize = world.context().worldSize();
+        boolean whole = world.getSize() == worldSize;
+        for (int i = 0; whole && i < worldSize; i++) {
+            whole = world.getGlobalRank(i) == i;
+        }
+        if (!whole) {
+            throw new IllegalArgumentException(
+                    "world: "
+                            + world
+                            + " (expected: the world group, of all "
+                            + worldSize
+                            + " ranks)");
+        }
         if (rows <= 0 || cols <= 0 || (long) rows * cols != world.getSize()) {
             throw new IllegalArgumentException(
                     "mesh: "

@@ -205,6 +205,11 @@ final class GroupContext {
         return userStore;
     }
 
+    /** The number of ranks in the world. */
+    int worldSize() {
+        return worldSize;
+    }
+
     /** PyTorch's name of a DJL device type: {@code cuda} for {@code gpu}. */
     static String torchDevice(String deviceType) {
         return Device.Type.GPU.equals(deviceType) ? "cuda" : deviceType;

@@ -323,6 +323,37 @@ class ProcessGroupTest {
                 });
     }
 
+    /**
+     * A mesh is laid over the world: a sub-group's members alone cannot make one (every world rank
+     * must call newGroup, and the mesh's ranks would be read as world ranks), so it is refused
+     * rather than handing its members a mesh without groups.
+     */
+    @Test
+    void aDeviceMeshOverASubGroupIsRefused() throws Exception {
+        MultiRank.run(
+                4,
+                T,
+                (g, m) -> {
+                    int r = g.getRank();
+                    Optional<ProcessGroup> upper = g.newGroup(2, 3);
+                    if (upper.isPresent()) {
+                        IllegalArgumentException e =
+                                assertThrows(
+                                        IllegalArgumentException.class,
+                                        () -> DeviceMesh.create(upper.get(), 1, 2));
+                        assertTrue(e.getMessage().contains("world group"), e.getMessage());
+                    }
+                    // A group of every world rank, in world order, lays out as the world does.
+                    ProcessGroup all = g.newGroup().orElseThrow();
+                    try (DeviceMesh mesh = DeviceMesh.create(all, 2, 2)) {
+                        NDArray rowSum = m.create(new float[] {r});
+                        mesh.getGroup(1).allReduce(rowSum);
+                        assertEquals((r / 2) * 4 + 1, (int) rowSum.getFloat(0));
+                    }
+                    return null;
+                });
+    }
+
     @Test
     void badArgumentsAreRejectedBeforeAnythingIsSent() throws Exception {
         MultiRank.run(
