@@ -143,7 +143,11 @@ final class Checks {
 
     static void sameType(String name, List<NDArray> arrays) {
         if (arrays == null || arrays.isEmpty()) {
-            throw new IllegalArgumentException(name + ": empty (expected: at least one array)");
+            throw new IllegalArgumentException(
+                    name
+                            + ": "
+                            + (arrays == null ? "null" : "empty")
+                            + " (expected: at least one array)");
         }
         DataType type = array(name + "[0]", arrays.get(0)).getDataType();
         for (int i = 1; i < arrays.size(); i++) {

@@ -93,6 +93,7 @@ final class CollectiveCalls {
     /** Checks the arguments of {@link ProcessGroup#allGatherIntoTensorAsync}, then starts it. */
     Work allGatherIntoTensor(NDArray output, NDArray input) {
         Checks.array("input", input);
+        Checks.array("output", output);
         Checks.like("output", output, input.getDataType(), output.getShape());
         Checks.elements("output", output, input.size() * size);
         return run(
@@ -150,6 +151,7 @@ final class CollectiveCalls {
     /** Checks the arguments of {@link ProcessGroup#reduceScatterTensorAsync}, then starts it. */
     Work reduceScatterTensor(NDArray output, NDArray input, ReduceOp op) {
         Checks.array("output", output);
+        Checks.array("input", input);
         Checks.like("input", input, output.getDataType(), input.getShape());
         Checks.elements("input", input, output.size() * size);
         Checks.reduceOp(op, output.getDataType());
@@ -194,6 +196,7 @@ final class CollectiveCalls {
     /** Checks the arguments of {@link ProcessGroup#allToAllSingleAsync}, then starts it. */
     Work allToAllSingle(NDArray output, NDArray input, long[] outputSplits, long[] inputSplits) {
         Checks.array("input", input);
+        Checks.array("output", output);
         Checks.like("output", output, input.getDataType(), output.getShape());
         long[] outs = Checks.splits("output", outputSplits, output, size);
         long[] ins = Checks.splits("input", inputSplits, input, size);

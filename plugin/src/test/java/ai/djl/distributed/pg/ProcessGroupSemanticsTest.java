@@ -118,6 +118,31 @@ class ProcessGroupSemanticsTest {
                 });
     }
 
+    /** A null array or list is refused with an IllegalArgumentException naming the argument. */
+    @Test
+    void nullArgumentsAreRefusedNamingThem() throws Exception {
+        MultiRank.run(
+                2,
+                T,
+                (g, m) -> {
+                    NDArray two = m.zeros(new Shape(2));
+                    NDArray four = m.zeros(new Shape(4));
+                    assertRefused("output: null", () -> g.allGatherIntoTensor(null, two));
+                    assertRefused(
+                            "input: null", () -> g.reduceScatterTensor(two, null, ReduceOp.SUM));
+                    assertRefused("output: null", () -> g.allToAllSingle(null, four, null, null));
+                    assertRefused("inputs: null", () -> g.allToAll(List.of(two, two), null));
+                    assertRefused("outputs: null", () -> g.allToAll(null, List.of(two, two)));
+                    assertRefused("arrays: null", () -> g.allReduceCoalesced(null, ReduceOp.SUM));
+                    return null;
+                });
+    }
+
+    private static void assertRefused(String start, Runnable call) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call::run);
+        assertTrue(e.getMessage().startsWith(start), e.getMessage());
+    }
+
     @Test
     void aBatchWithABadOperationPostsNone() throws Exception {
         MultiRank.run(
