@@ -118,6 +118,46 @@ class ProcessGroupSemanticsTest {
                 });
     }
 
+    /**
+     * Collectives run in issue order and read their inputs when they run, so one issued after
+     * another sees its result without waiting for it first, whether its arrays are contiguous or
+     * not (a view, or several arrays coalesced, used to be copied at issue: the earlier result was
+     * lost).
+     */
+    @Test
+    void aQueuedCollectiveReadsTheResultOfTheOneBeforeIt() throws Exception {
+        MultiRank.run(
+                2,
+                T,
+                (g, m) -> {
+                    if (g.getRank() == 1) {
+                        Thread.sleep(300); // rank 0 queues everything behind its barrier
+                    }
+                    NDArray a = m.ones(new Shape(2));
+                    NDArray b = m.ones(new Shape(2));
+                    NDArray w = m.ones(new Shape(2, 2));
+                    NDArray column = w.get(":, 0");
+                    List<Work> works = new ArrayList<>();
+                    works.add(g.barrierAsync());
+                    works.add(g.allReduceAsync(a, ReduceOp.SUM)); // a = 2
+                    works.add(g.allReduceAsync(column, ReduceOp.SUM)); // column = 2
+                    works.add(g.allReduceCoalescedAsync(List.of(a, b), ReduceOp.SUM)); // 4, 2
+                    works.add(g.allReduceAsync(column, ReduceOp.SUM)); // column = 4
+                    NDArray sums = m.zeros(new Shape(2));
+                    works.add(g.reduceScatterAsync(sums, List.of(a, b), ReduceOp.SUM)); // 8, 4
+                    for (Work work : works) {
+                        work.waitFor();
+                    }
+                    assertArrayEquals(new float[] {4, 4}, a.toFloatArray());
+                    assertArrayEquals(new float[] {2, 2}, b.toFloatArray());
+                    assertArrayEquals(new float[] {4, 1, 4, 1}, w.toFloatArray());
+                    assertArrayEquals(
+                            g.getRank() == 0 ? new float[] {8, 8} : new float[] {4, 4},
+                            sums.toFloatArray());
+                    return null;
+                });
+    }
+
     /** A null array or list is refused with an IllegalArgumentException naming the argument. */
     @Test
     void nullArgumentsAreRefusedNamingThem() throws Exception {

@@ -102,12 +102,13 @@ public final class CpuBackend implements Backend {
     /** {@inheritDoc} */
     @Override
     public Work broadcast(NDArray array, int root) {
-        NdRegion region = region(array);
+        checkCpu(array);
         return runner.submit(
                 sig(BROADCAST, array.getDataType(), null, root, array.size()),
                 array.getDataType(),
                 null,
                 ctx -> {
+                    NdRegion region = region(array);
                     Broadcast.run(ctx, region.buffer(), root);
                     region.writeBack();
                 });
@@ -117,13 +118,13 @@ public final class CpuBackend implements Backend {
     @Override
     public Work allReduce(List<NDArray> arrays, ReduceOp op) {
         DataType type = arrays.get(0).getDataType();
-        Packed packed = Packed.of(arrays, this);
-        int count = packed.count();
+        int count = checkCpu(arrays);
         return runner.submit(
                 sig(ALL_REDUCE, type, op, 0, count),
                 type,
                 op,
                 ctx -> {
+                    Packed packed = Packed.of(arrays, this);
                     ByteBuffer data = packed.buffer();
                     premultiply(op, type, data, count);
                     AllReduce.run(ctx, data, count);
@@ -136,13 +137,13 @@ public final class CpuBackend implements Backend {
     @Override
     public Work reduce(NDArray array, int root, ReduceOp op) {
         DataType type = array.getDataType();
-        NdRegion region = region(array);
-        int count = Math.toIntExact(array.size());
+        int count = checkCpu(List.of(array));
         return runner.submit(
                 sig(REDUCE, type, op, root, count),
                 type,
                 op,
                 ctx -> {
+                    NdRegion region = region(array);
                     ByteBuffer data = region.buffer();
                     if (op.getType() == ReduceOp.Type.PREMUL_SUM && ctx.rank() != root) {
                         // This rank's array stays unchanged: scale a copy (slot 0; Reduce uses 1).
@@ -162,13 +163,15 @@ public final class CpuBackend implements Backend {
     /** {@inheritDoc} */
     @Override
     public Work allGather(List<NDArray> outputs, NDArray input) {
-        NdRegion in = region(input);
-        NdRegion[] outs = regions(outputs);
+        checkCpu(input);
+        checkCpu(outputs);
         return runner.submit(
                 sig(ALL_GATHER, input.getDataType(), null, 0, input.size()),
                 input.getDataType(),
                 null,
                 ctx -> {
+                    NdRegion in = region(input);
+                    NdRegion[] outs = regions(outputs);
                     ByteBuffer[] blocks = buffers(outs);
                     blocks[ctx.rank()].duplicate().put(in.buffer().duplicate());
                     Ring.allGather(ctx, blocks, ctx.rank(), 0);
@@ -179,14 +182,16 @@ public final class CpuBackend implements Backend {
     /** {@inheritDoc} */
     @Override
     public Work allGatherIntoTensor(NDArray output, NDArray input) {
-        NdRegion in = region(input);
-        NdRegion out = region(output);
+        checkCpu(input);
+        checkCpu(output);
         int p = transport.getSize();
         return runner.submit(
                 sig(ALL_GATHER, input.getDataType(), null, 0, input.size()),
                 input.getDataType(),
                 null,
                 ctx -> {
+                    NdRegion in = region(input);
+                    NdRegion out = region(output);
                     ByteBuffer[] blocks = split(out.buffer(), p);
                     blocks[ctx.rank()].duplicate().put(in.buffer().duplicate());
                     Ring.allGather(ctx, blocks, ctx.rank(), 0);
@@ -197,13 +202,15 @@ public final class CpuBackend implements Backend {
     /** {@inheritDoc} */
     @Override
     public Work gather(List<NDArray> outputs, NDArray input, int root) {
-        NdRegion in = region(input);
-        NdRegion[] outs = regions(outputs);
+        checkCpu(input);
+        checkCpu(outputs);
         return runner.submit(
                 sig(GATHER, input.getDataType(), null, root, input.size()),
                 input.getDataType(),
                 null,
                 ctx -> {
+                    NdRegion in = region(input);
+                    NdRegion[] outs = regions(outputs);
                     Exchange.gather(ctx, in.buffer(), buffers(outs), root);
                     writeBack(outs);
                 });
@@ -212,13 +219,15 @@ public final class CpuBackend implements Backend {
     /** {@inheritDoc} */
     @Override
     public Work scatter(NDArray output, List<NDArray> inputs, int root) {
-        NdRegion out = region(output);
-        NdRegion[] ins = regions(inputs);
+        checkCpu(output);
+        checkCpu(inputs);
         return runner.submit(
                 sig(SCATTER, output.getDataType(), null, root, output.size()),
                 output.getDataType(),
                 null,
                 ctx -> {
+                    NdRegion out = region(output);
+                    NdRegion[] ins = regions(inputs);
                     Exchange.scatter(ctx, buffers(ins), out.buffer(), root);
                     out.writeBack();
                 });
@@ -227,18 +236,19 @@ public final class CpuBackend implements Backend {
     /** {@inheritDoc} */
     @Override
     public Work reduceScatter(NDArray output, List<NDArray> inputs, ReduceOp op) {
-        return reduceScatter(output, Packed.of(inputs, this), op);
+        return reduceScatterOf(output, inputs, op);
     }
 
     /** {@inheritDoc} */
     @Override
     public Work reduceScatterTensor(NDArray output, NDArray input, ReduceOp op) {
-        return reduceScatter(output, Packed.of(List.of(input), this), op);
+        return reduceScatterOf(output, List.of(input), op);
     }
 
-    private Work reduceScatter(NDArray output, Packed packed, ReduceOp op) {
+    private Work reduceScatterOf(NDArray output, List<NDArray> inputs, ReduceOp op) {
         DataType type = output.getDataType();
-        NdRegion out = region(output);
+        checkCpu(output);
+        checkCpu(inputs);
         int count = Math.toIntExact(output.size());
         int p = transport.getSize();
         return runner.submit(
@@ -246,6 +256,8 @@ public final class CpuBackend implements Backend {
                 type,
                 op,
                 ctx -> {
+                    Packed packed = Packed.of(inputs, this);
+                    NdRegion out = region(output);
                     // Reduce in a private copy: the inputs stay as the caller left them.
                     ByteBuffer acc = ctx.scratch(1, packed.buffer().remaining());
                     acc.put(0, packed.buffer(), 0, acc.limit());
@@ -263,14 +275,16 @@ public final class CpuBackend implements Backend {
     /** {@inheritDoc} */
     @Override
     public Work allToAll(List<NDArray> outputs, List<NDArray> inputs) {
-        NdRegion[] outs = regions(outputs);
-        NdRegion[] ins = regions(inputs);
+        checkCpu(outputs);
+        checkCpu(inputs);
         DataType type = inputs.get(0).getDataType();
         return runner.submit(
                 sig(ALL_TO_ALL, type, null, 0, 0),
                 type,
                 null,
                 ctx -> {
+                    NdRegion[] outs = regions(outputs);
+                    NdRegion[] ins = regions(inputs);
                     Exchange.allToAll(ctx, buffers(ins), buffers(outs));
                     writeBack(outs);
                 });
@@ -280,8 +294,8 @@ public final class CpuBackend implements Backend {
     @Override
     public Work allToAllSingle(
             NDArray output, NDArray input, long[] outputSplits, long[] inputSplits) {
-        NdRegion out = region(output);
-        NdRegion in = region(input);
+        checkCpu(output);
+        checkCpu(input);
         DataType type = input.getDataType();
         int outRow = rowBytes(output);
         int inRow = rowBytes(input);
@@ -290,6 +304,8 @@ public final class CpuBackend implements Backend {
                 type,
                 null,
                 ctx -> {
+                    NdRegion out = region(output);
+                    NdRegion in = region(input);
                     Exchange.allToAll(
                             ctx,
                             split(in.buffer(), inputSplits, inRow),
@@ -336,11 +352,25 @@ public final class CpuBackend implements Backend {
     }
 
     NdRegion region(NDArray array) {
+        checkCpu(array);
+        return NdRegion.of(array);
+    }
+
+    private static void checkCpu(NDArray array) {
         if (!Device.Type.CPU.equals(array.getDevice().getDeviceType())) {
             throw new IllegalArgumentException(
                     "array: on " + array.getDevice() + " (expected: cpu() for the cpu backend)");
         }
-        return NdRegion.of(array);
+    }
+
+    /** Checks every array is on the CPU, at issue; returns their elements in all. */
+    private static int checkCpu(List<NDArray> arrays) {
+        long count = 0;
+        for (NDArray a : arrays) {
+            checkCpu(a);
+            count += a.size();
+        }
+        return Math.toIntExact(count);
     }
 
     private NdRegion[] regions(List<NDArray> arrays) {
