@@ -30,10 +30,12 @@ import java.util.List;
  * NDArrays. Create the world group with {@link ProcessGroups#init} (or the static facade {@link
  * Distributed}) and sub-groups with {@link #newGroup}.
  *
- * <p><b>Ranks and order.</b> Ranks in arguments are this group's ranks ({@link #getGlobalRank} maps
- * them to world ranks). Every rank of the group must issue the same collectives, with the same
- * sizes and types, in the same order; a rank that does not is told so, naming the other side,
- * rather than left hanging. Point-to-point sends and receives pair up by peer and tag.
+ * <p><b>Ranks and order.</b> Ranks in arguments are this group's ranks, as PyTorch's {@code
+ * group_src} and {@code group_dst}; PyTorch's {@code src} and {@code dst} are world ranks, which
+ * {@link #getGroupRank} converts ({@link #getGlobalRank} maps the other way). Every rank of the
+ * group must issue the same collectives, with the same sizes and types, in the same order; a rank
+ * that does not is told so, naming the other side, rather than left hanging. Point-to-point sends
+ * and receives pair up by peer and tag.
  *
  * <p><b>Blocking.</b> Each collective has a synchronous form, which blocks until the operation is
  * done on this rank, and an {@code ...Async} form, which returns a {@link Work} at once. Every
