@@ -138,10 +138,19 @@ public final class DeviceMesh implements AutoCloseable {
         return new int[] {rows, cols};
     }
 
-    /** Destroys the row and column groups. */
+    /** Destroys the row and column groups: both, even when the first fails to close. */
     @Override
     public void close() {
-        rowGroup.close();
+        try {
+            rowGroup.close();
+        } catch (RuntimeException | Error e) {
+            try {
+                colGroup.close();
+            } catch (RuntimeException | Error ex) {
+                e.addSuppressed(ex);
+            }
+            throw e;
+        }
         colGroup.close();
     }
 }
