@@ -13,6 +13,10 @@
  */
 package ai.djl.distributed.examples;
 
+import ai.djl.distributed.transformer.GptConfig;
+import ai.djl.distributed.transformer.data.ByteTokenizer;
+import ai.djl.distributed.transformer.data.EuroparlCorpus;
+
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
@@ -184,8 +188,38 @@ public final class GptTrainOptions {
             throw new IllegalArgumentException(
                     "--tokenizer: " + tokenizer + " (expected: bpe or byte)");
         }
+        // Refused here, not part way through the run: a bad --temperature would otherwise fail
+        // only after training, before the model is written.
+        try {
+            GptConfig.preset(preset);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(
+                    "--preset: " + preset + " (expected: tiny, mini or small)", e);
+        }
+        if (!(dropout >= 0 && dropout < 1)) {
+            throw new IllegalArgumentException("--dropout: " + dropout + " (expected: [0, 1))");
+        }
+        if (!(temperature >= 0) || Float.isInfinite(temperature)) {
+            throw new IllegalArgumentException(
+                    "--temperature: " + temperature + " (expected: finite, >= 0)");
+        }
+        if ("bpe".equals(tokenizer)) {
+            atLeast("--vocab", vocab, ByteTokenizer.VOCAB_SIZE, "");
+        }
+        atLeast(
+                "--max-docs",
+                maxDocs,
+                EuroparlCorpus.VALIDATION_EVERY,
+                ", so that both splits have a document");
         if (prompt.isEmpty()) {
             throw new IllegalArgumentException("--prompt: empty (expected: some text)");
+        }
+    }
+
+    private static void atLeast(String name, int value, int min, String why) {
+        if (value < min) {
+            throw new IllegalArgumentException(
+                    name + ": " + value + " (expected: >= " + min + why + ")");
         }
     }
 

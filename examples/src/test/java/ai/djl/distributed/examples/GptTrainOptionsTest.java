@@ -55,6 +55,54 @@ class GptTrainOptionsTest {
         assertTrue(e.getMessage().startsWith("--seed: missing value"), e.getMessage());
     }
 
+    /**
+     * Values the run itself would refuse are refused while parsing: a bad --temperature would
+     * otherwise fail only after the whole training budget, before the model is written.
+     */
+    @Test
+    void valuesTheRunWouldRefuseAreRefusedBeforeItStarts() {
+        assertRefused("--temperature: -1.0 (expected: finite, >= 0)", "--temperature", "-1");
+        assertRefused("--temperature: NaN (expected: finite, >= 0)", "--temperature", "NaN");
+        assertRefused(
+                "--temperature: Infinity (expected: finite, >= 0)", "--temperature", "Infinity");
+        assertRefused("--preset: huge (expected: tiny, mini or small)", "--preset", "huge");
+        assertRefused("--dropout: 1.0 (expected: [0, 1))", "--dropout", "1");
+        assertRefused("--dropout: -0.5 (expected: [0, 1))", "--dropout", "-0.5");
+        assertRefused("--vocab: 255 (expected: >= 256)", "--vocab", "255");
+        assertRefused(
+                "--max-docs: 19 (expected: >= 20, so that both splits have a document)",
+                "--max-docs",
+                "19");
+        // the boundaries are accepted; the byte tokenizer ignores --vocab
+        GptTrainOptions o =
+                GptTrainOptions.parse(
+                        "--temperature",
+                        "0",
+                        "--preset",
+                        "TINY",
+                        "--dropout",
+                        "0",
+                        "--vocab",
+                        "256",
+                        "--max-docs",
+                        "20");
+        assertEquals("tiny", o.preset);
+        assertEquals(0f, o.temperature);
+        GptTrainOptions.parse("--tokenizer", "byte", "--vocab", "1");
+        // fsdp_basics checks its GPT options alike
+        IllegalArgumentException e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> FsdpBasics.runExample("--temperature", "-1"));
+        assertEquals("--temperature: -1.0 (expected: finite, >= 0)", e.getMessage());
+    }
+
+    private static void assertRefused(String message, String... args) {
+        IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> GptTrainOptions.parse(args));
+        assertEquals(message, e.getMessage());
+    }
+
     @Test
     void scheduleWarmsUpThenDecaysToATenth() {
         WarmupCosineTracker t = new WarmupCosineTracker(1f, 10, 110, () -> 0);
