@@ -17,6 +17,7 @@ import ai.djl.nn.Block;
 import ai.djl.nn.SequentialBlock;
 import ai.djl.util.Pair;
 
+import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -30,8 +31,9 @@ public final class Stages {
      * Returns a block's stages: those a {@link StagedBlock} declares, or for a {@link
      * SequentialBlock} one stage per child block, in order (a child that is itself staged or
      * sequential is expanded in place, so nested sequences give their leaves). A sequence that
-     * returns its intermediate results ({@link SequentialBlock#isReturnIntermediate()}) is no chain
-     * of stages: it has no staged form, and nested it is one stage.
+     * returns its intermediate results ({@link SequentialBlock#isReturnIntermediate()}), or a
+     * subclass that overrides its forward pass without declaring stages, is no chain of stages: it
+     * has no staged form, and nested it is one stage.
      *
      * @param block the block
      * @return the stages, or empty when the block has no staged form
@@ -40,7 +42,7 @@ public final class Stages {
         if (block instanceof StagedBlock) {
             return Optional.of(((StagedBlock) block).getStages());
         }
-        if (block instanceof SequentialBlock && !((SequentialBlock) block).isReturnIntermediate()) {
+        if (isChain(block)) {
             List<Stage> stages = new ArrayList<>();
             expand("", (SequentialBlock) block, stages);
             return stages.isEmpty() ? Optional.empty() : Optional.of(stages);
@@ -58,12 +60,31 @@ public final class Stages {
                 for (Stage s : ((StagedBlock) b).getStages()) {
                     into.add(s.withName(name + "." + s.getName()));
                 }
-            } else if (b instanceof SequentialBlock
-                    && !((SequentialBlock) b).isReturnIntermediate()) {
+            } else if (isChain(b)) {
                 expand(name + ".", (SequentialBlock) b, into);
             } else {
                 into.add(Stage.of(name, b));
             }
         }
+    }
+
+    /**
+     * Returns whether a block's forward pass is its children's, chained: a {@link SequentialBlock}
+     * that returns only the last child's outputs, and whose class (a subclass, say one that adds a
+     * residual) overrides no forward method of it.
+     */
+    private static boolean isChain(Block block) {
+        if (!(block instanceof SequentialBlock)
+                || ((SequentialBlock) block).isReturnIntermediate()) {
+            return false;
+        }
+        for (Class<?> c = block.getClass(); c != SequentialBlock.class; c = c.getSuperclass()) {
+            for (Method m : c.getDeclaredMethods()) {
+                if (m.getName().equals("forward") || m.getName().equals("forwardInternal")) {
+                    return false;
+                }
+            }
+        }
+        return true;
     }
 }

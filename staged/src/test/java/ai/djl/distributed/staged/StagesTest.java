@@ -143,4 +143,60 @@ class StagesTest {
             assertArrayEquals(whole.toFloatArray(), h.singletonOrThrow().toFloatArray());
         }
     }
+
+    @Test
+    void aSequenceWhoseForwardIsOverriddenIsNotChainedStageByStage() {
+        // a SequentialBlock subclass whose forward adds its input back, declaring no stages: its
+        // children chained give something else than its forward
+        final class Residual extends SequentialBlock {
+            @Override
+            protected NDList forwardInternal(
+                    ParameterStore ps,
+                    NDList in,
+                    boolean training,
+                    ai.djl.util.PairList<String, Object> params) {
+                NDList out = super.forwardInternal(ps, in, training, params);
+                return new NDList(out.singletonOrThrow().add(in.singletonOrThrow()));
+            }
+        }
+        Residual top = new Residual();
+        top.add(Linear.builder().setUnits(4).build());
+        assertTrue(Stages.of(top).isEmpty());
+
+        Residual residual = new Residual();
+        residual.add(Linear.builder().setUnits(4).build()).add(Activation::relu);
+        SequentialBlock net = new SequentialBlock();
+        net.add(Linear.builder().setUnits(4).build()).add(residual);
+        try (NDManager m = NDManager.newBaseManager()) {
+            net.initialize(m, DataType.FLOAT32, new Shape(2, 4));
+            NDArray x = m.randomNormal(new Shape(2, 4));
+            ParameterStore ps = new ParameterStore(m, false);
+            NDArray whole = net.forward(ps, new NDList(x), false).singletonOrThrow();
+            // independently of the stages: the first Linear, then relu(Linear(h)) + h
+            NDArray h0 =
+                    net.getChildren()
+                            .get(0)
+                            .getValue()
+                            .forward(ps, new NDList(x), false)
+                            .singletonOrThrow();
+            NDArray want =
+                    residual.getChildren()
+                            .get(0)
+                            .getValue()
+                            .forward(ps, new NDList(h0), false)
+                            .singletonOrThrow()
+                            .maximum(0)
+                            .add(h0);
+            assertArrayEquals(want.toFloatArray(), whole.toFloatArray(), 1e-6f);
+
+            List<Stage> stages = Stages.of(net).orElseThrow();
+            assertEquals(2, stages.size()); // the residual is one stage
+            assertEquals("02Residual", stages.get(1).getName());
+            NDList h = new NDList(x);
+            for (Stage s : stages) {
+                h = s.forward(ps, h, false);
+            }
+            assertArrayEquals(want.toFloatArray(), h.singletonOrThrow().toFloatArray(), 1e-6f);
+        }
+    }
 }
