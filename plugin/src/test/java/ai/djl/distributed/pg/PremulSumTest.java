@@ -54,10 +54,17 @@ class PremulSumTest {
                         g.allReduce(a, op);
                         assertArrayEquals(want, a.toFloatArray(), "allReduce on " + r);
 
-                        NDArray b = m.create(new float[] {r + 1, 2 * (r + 1)});
-                        g.reduce(b, 1, op);
+                        // Both roots: each rank's factor differs from 1 on one of them as a
+                        // non-root, whose array must stay unchanged.
                         float[] mine = {r + 1, 2 * (r + 1)};
-                        assertArrayEquals(r == 1 ? want : mine, b.toFloatArray(), "reduce");
+                        for (int root = 0; root < 2; root++) {
+                            NDArray b = m.create(new float[] {r + 1, 2 * (r + 1)});
+                            g.reduce(b, root, op);
+                            assertArrayEquals(
+                                    r == root ? want : mine,
+                                    b.toFloatArray(),
+                                    "reduce to " + root + " on " + r);
+                        }
 
                         // A column: a copy, written back.
                         NDArray w =
