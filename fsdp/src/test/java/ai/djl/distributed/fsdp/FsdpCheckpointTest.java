@@ -440,4 +440,92 @@ class FsdpCheckpointTest {
         message = loadFails(2, swapped);
         assertTrue(message.contains("shard-0-of-2.bin: written by shard rank 1"), message);
     }
+
+    /** Linear(4) used twice (one weight, two names), then Linear(1). */
+    private static Block sharedBlock() {
+        Block shared = Linear.builder().setUnits(4).build();
+        Block block =
+                new SequentialBlock()
+                        .add(shared)
+                        .add(shared)
+                        .add(Linear.builder().setUnits(1).build());
+        block.setInitializer(Fixture.deterministic(), p -> true);
+        return block;
+    }
+
+    /**
+     * The shared-block model under FSDP at {@code ranks} ranks: loads a sharded checkpoint first
+     * when given, trains {@code steps} SGD steps, then saves sharded and full checkpoints when
+     * given; returns rank 0's outputs on a fixed input.
+     */
+    private static float[] shared(int ranks, int steps, Path load, Path save) throws Exception {
+        return Fixture.ranks(
+                        ranks,
+                        (group, manager) -> {
+                            try (Model model = Model.newInstance("shared")) {
+                                model.setBlock(sharedBlock());
+                                try (FullyShardedDataParallel t =
+                                        FullyShardedDataParallel.builder()
+                                                .setModel(model)
+                                                .setTrainingConfig(
+                                                        Fixture.config(sgd(), Loss.l2Loss()))
+                                                .setProcessGroup(group)
+                                                .build()) {
+                                    t.initialize(new Shape(2, 4));
+                                    if (load != null) {
+                                        FsdpCheckpoint.loadSharded(t, load);
+                                    }
+                                    for (int s = 0; s < steps; s++) {
+                                        float[] x = new float[8];
+                                        for (int i = 0; i < x.length; i++) {
+                                            x[i] = (float) Math.sin(0.3 * i + s + group.getRank());
+                                        }
+                                        Fixture.backward(
+                                                t,
+                                                new NDList[] {
+                                                    new NDList(manager.create(x, new Shape(2, 4))),
+                                                    new NDList(
+                                                            manager.create(
+                                                                    new float[] {1, -1},
+                                                                    new Shape(2, 1)))
+                                                });
+                                        t.step();
+                                    }
+                                    if (save != null) {
+                                        FsdpCheckpoint.saveSharded(t, save.resolve("sharded"));
+                                        FsdpCheckpoint.saveFull(t, save.resolve("full"), "shared");
+                                    }
+                                    return t.evaluate(new NDList(probe(manager)))
+                                            .head()
+                                            .toFloatArray();
+                                }
+                            }
+                        })
+                .get(0);
+    }
+
+    private static NDArray probe(NDManager manager) {
+        return manager.arange(8f).reshape(2, 4).div(8);
+    }
+
+    @Test
+    void aModelWithABlockUsedTwiceSavesAndLoadsShardedAndFull() throws Exception {
+        float[] initial = shared(2, 0, null, null);
+        float[] trained = shared(2, 2, null, dir);
+        assertTrue(!Arrays.equals(initial, trained), "two steps changed the outputs");
+        for (int ranks : new int[] {2, 1}) {
+            assertArrayEquals(
+                    trained, shared(ranks, 0, dir.resolve("sharded"), null), ranks + " ranks");
+        }
+        try (Model plain = Model.newInstance("shared");
+                NDManager m = NDManager.newBaseManager()) {
+            plain.setBlock(sharedBlock());
+            plain.load(dir.resolve("full"), "shared");
+            NDArray out =
+                    plain.getBlock()
+                            .forward(new ParameterStore(m, false), new NDList(probe(m)), false)
+                            .head();
+            assertArrayEquals(trained, out.toFloatArray(), 1e-6f);
+        }
+    }
 }
