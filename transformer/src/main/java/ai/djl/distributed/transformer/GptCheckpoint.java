@@ -25,6 +25,7 @@ import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -62,7 +63,8 @@ public final class GptCheckpoint implements AutoCloseable {
 
     /**
      * Saves a model whose block is a {@link GptModel}, with its tokenizer, into a directory
-     * (created if missing; files of an earlier save are replaced).
+     * (created if missing; files of an earlier save are replaced, and kept if this save fails
+     * before writing every file).
      *
      * @param dir the directory
      * @param model the model
@@ -86,17 +88,51 @@ public final class GptCheckpoint implements AutoCloseable {
                             + ")");
         }
         Files.createDirectories(dir);
-        config.save(dir.resolve(CONFIG_FILE));
-        tokenizer.save(dir.resolve(TOKENIZER_FILE));
-        // DJL numbers the file (the model's "Epoch" property, else one past the highest number
-        // there) and loads the highest number: an earlier save's file would be kept, and loaded
-        // instead of this one whenever its number is higher
+        // Everything is written aside first, so a save that fails (a full disk, a model that
+        // cannot be written) leaves the earlier checkpoint as it was; then the files replace the
+        // earlier ones, parameters first.
+        Path staging = Files.createTempDirectory(dir, ".saving-");
+        try {
+            config.save(staging.resolve(CONFIG_FILE));
+            tokenizer.save(staging.resolve(TOKENIZER_FILE));
+            model.save(staging, MODEL_NAME);
+            Path params = paramsFiles(staging).get(0);
+            Path target = dir.resolve(params.getFileName());
+            Files.move(params, target, StandardCopyOption.REPLACE_EXISTING);
+            // DJL numbers the file (the model's "Epoch" property) and loads the highest number: an
+            // earlier save's file would be kept, and loaded instead whenever its number is higher
+            for (Path f : paramsFiles(dir)) {
+                if (!f.equals(target)) {
+                    Files.delete(f);
+                }
+            }
+            for (String name : List.of(CONFIG_FILE, TOKENIZER_FILE)) {
+                Files.move(
+                        staging.resolve(name),
+                        dir.resolve(name),
+                        StandardCopyOption.REPLACE_EXISTING);
+            }
+        } finally {
+            deleteTree(staging);
+        }
+    }
+
+    /** The parameter files in a directory ({@code gpt-NNNN.params}), none when it has none. */
+    private static List<Path> paramsFiles(Path dir) throws IOException {
+        List<Path> found = new ArrayList<>();
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, PARAMS_GLOB)) {
+            files.forEach(found::add);
+        }
+        return found;
+    }
+
+    private static void deleteTree(Path dir) throws IOException {
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
             for (Path f : files) {
                 Files.delete(f);
             }
         }
-        model.save(dir, MODEL_NAME);
+        Files.delete(dir);
     }
 
     /**

@@ -131,4 +131,34 @@ class GptCheckpointTest {
             }
         }
     }
+
+    @Test
+    void aSaveThatFailsLeavesTheEarlierCheckpoint(@TempDir Path dir) throws Exception {
+        GptConfig config = GptConfig.preset("tiny").setVocabSize(256).build();
+        try (Model first = TestModels.newModel(config, 1, DataType.FLOAT32);
+                Model unwritable = Model.newInstance("gpt");
+                NDManager m = NDManager.newBaseManager()) {
+            NDArray tokens = TestModels.randomTokens(m, 1, 32, 256, 4);
+            float[] expected = GptModelTest.forward(first, tokens).toFloatArray();
+            GptCheckpoint.save(dir, first, new ByteTokenizer());
+            // a model whose parameters were never initialized: DJL cannot write it
+            GptConfig other = GptConfig.preset("tiny").setVocabSize(256).setLayers(1).build();
+            unwritable.setBlock(new GptModel(other));
+            assertThrows(
+                    RuntimeException.class,
+                    () -> GptCheckpoint.save(dir, unwritable, new ByteTokenizer()));
+            try (GptCheckpoint loaded = GptCheckpoint.load(dir)) {
+                float[] got = GptModelTest.forward(loaded.getModel(), tokens).toFloatArray();
+                assertArrayEquals(expected, got, 0f, "the first model's outputs");
+            }
+            try (Stream<Path> files = Files.list(dir)) {
+                assertEquals(
+                        List.of("config.properties", "gpt-0000.params", "tokenizer.txt"),
+                        files.map(f -> f.getFileName().toString())
+                                .sorted()
+                                .collect(Collectors.toList()),
+                        "nothing left of the failed save");
+            }
+        }
+    }
 }
