@@ -360,12 +360,16 @@ public final class TransformerBasics {
                     trainer.step();
                 }
                 step++;
+                // the rate this step used: agree() moves the shared clock the schedule reads
+                float rate = lr.getNewValue(step);
                 loss = agree(trainer, loss, seconds(t0));
-                curve.addTrain(step, clock, lr.getNewValue(step), loss);
+                curve.addTrain(step, clock, rate, loss);
                 if (lead) {
                     long progress = options.steps > 0 ? step : (long) clock;
+                    // DJL's bar takes a 0-based index (it shows index + 1 of the total)
                     bar.update(
-                            progress, String.format(Locale.ROOT, "step %d loss %.3f", step, loss));
+                            Math.max(0, progress - 1),
+                            String.format(Locale.ROOT, "step %d loss %.3f", step, loss));
                 }
                 boolean done =
                         (options.steps > 0 && step >= options.steps) || clock >= budgetSeconds;

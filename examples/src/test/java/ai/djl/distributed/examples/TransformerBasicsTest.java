@@ -90,6 +90,47 @@ class TransformerBasicsTest {
         }
     }
 
+    /**
+     * Each row's lr is the rate its step trained with: after the warm-up, the cosine at the
+     * budget's fraction that the clock had reached when the step ran, which is the elapsed time of
+     * the row before (the clock moves once per step, after it). Computed here from the schedule's
+     * formula, not from the tracker.
+     */
+    @Test
+    void theLrColumnIsTheRateEachStepTrainedWith(@TempDir Path dir) throws Exception {
+        double peak = 1e-3;
+        double budget = 0.05 * 60;
+        TransformerBasics.runExample(
+                "--preset", "tiny",
+                "--minutes", "0.05",
+                "--warmup", "1",
+                "--lr", "1e-3",
+                "--batch", "4",
+                "--max-docs", "60",
+                "--eval-every", "1000",
+                "--final-eval-batches", "1",
+                "--sample-tokens", "1",
+                "--out", dir.toString());
+        List<String> csv = Files.readAllLines(dir.resolve("loss.csv"));
+        assertTrue(csv.size() > 4, "a few steps: " + csv);
+        double before = 0;
+        for (String row : csv.subList(1, csv.size())) {
+            String[] f = row.split(",", -1);
+            int step = Integer.parseInt(f[0]);
+            double lr = Double.parseDouble(f[2]);
+            double progress = Math.min(1, before / budget);
+            double expected =
+                    step <= 1
+                            ? peak * step
+                            : peak / 10
+                                    + 0.5 * (peak - peak / 10) * (1 + Math.cos(Math.PI * progress));
+            // elapsed has 3 decimals and lr 6 digits: 1e-3 relative is far below one step's change
+            // of the cosine here (a step takes tens of milliseconds of a 3-s budget)
+            assertEquals(expected, lr, 1e-3 * peak, row);
+            before = Double.parseDouble(f[1]);
+        }
+    }
+
     private static final Pattern FINAL =
             Pattern.compile("\\[rank0]: final: validation loss ([0-9.]+) on ([0-9,]+) tokens");
 
