@@ -99,6 +99,9 @@ public final class DdpBasicsOptions {
         positive("--epochs", o.epochs);
         positive("--batch", o.batch);
         positive("--samples", o.samples);
+        if (!(o.lr > 0) || Float.isInfinite(o.lr)) {
+            throw new IllegalArgumentException("--lr: " + o.lr + " (expected: a finite rate > 0)");
+        }
         String given = o.hook;
         o.hook = given.toLowerCase(Locale.ROOT);
         if (!o.hook.equals("allreduce") && !o.hook.equals("fp16")) {

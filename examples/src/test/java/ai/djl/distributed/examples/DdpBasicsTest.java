@@ -49,13 +49,22 @@ class DdpBasicsTest {
     }
 
     @Test
-    void theDeviceIsCpuOrGpuAndGpuWithoutOneIsRefusedNamingWhatIsMissing() {
+    void badOptionsAndGpuWithoutOneAreRefusedNamingWhatIsWrong() {
         IllegalArgumentException bad =
                 assertThrows(
                         IllegalArgumentException.class,
                         () -> DdpBasicsOptions.parse("--device", "tpu"));
         assertEquals("--device: tpu (expected: cpu or gpu)", bad.getMessage());
         assertEquals("gpu", DdpBasicsOptions.parse("--device", "GPU").device);
+        for (String lr : new String[] {"0", "-0.1", "NaN", "Infinity"}) {
+            IllegalArgumentException e =
+                    assertThrows(
+                            IllegalArgumentException.class,
+                            () -> DdpBasicsOptions.parse("--lr", lr));
+            assertEquals(
+                    "--lr: " + Float.parseFloat(lr) + " (expected: a finite rate > 0)",
+                    e.getMessage());
+        }
         if (ai.djl.engine.Engine.getInstance().getGpuCount() == 0) {
             // No GPU (CI): the group's nccl backend says what it looked for, before any training.
             RuntimeException e =
