@@ -119,6 +119,7 @@ public final class CpuBackend implements Backend {
     public Work allReduce(List<NDArray> arrays, ReduceOp op) {
         DataType type = arrays.get(0).getDataType();
         int count = checkCpu(arrays);
+        checkPackable("arrays", arrays);
         return runner.submit(
                 sig(ALL_REDUCE, type, op, 0, count),
                 type,
@@ -249,6 +250,7 @@ public final class CpuBackend implements Backend {
         DataType type = output.getDataType();
         checkCpu(output);
         checkCpu(inputs);
+        checkPackable("inputs", inputs);
         int count = Math.toIntExact(output.size());
         int p = transport.getSize();
         return runner.submit(
@@ -371,6 +373,28 @@ public final class CpuBackend implements Backend {
             count += a.size();
         }
         return Math.toIntExact(count);
+    }
+
+    /**
+     * Checks, at issue, that arrays a collective packs into one buffer ({@link Packed}) fit one:
+     * each array is under 2 GiB, but several may not be, and a buffer that cannot be made would
+     * fail the collective when it runs, and with it the group.
+     */
+    private static void checkPackable(String name, List<NDArray> arrays) {
+        long bytes = 0;
+        for (NDArray a : arrays) {
+            bytes += a.size() * a.getDataType().getNumOfBytes();
+        }
+        if (bytes > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException(
+                    name
+                            + ": "
+                            + arrays.size()
+                            + " arrays of "
+                            + bytes
+                            + " bytes in all (expected: under 2 GiB in all, as the cpu backend"
+                            + " reduces them in one buffer)");
+        }
     }
 
     private NdRegion[] regions(List<NDArray> arrays) {
