@@ -17,6 +17,9 @@ import ai.djl.distributed.CommunicationException;
 import ai.djl.distributed.store.Store;
 import ai.djl.distributed.store.StoreTimeoutException;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -38,6 +41,8 @@ import java.util.List;
  * Connecting before accepting cannot deadlock: a connection completes in the listener's backlog.
  */
 final class TcpMesh {
+
+    private static final Logger logger = LoggerFactory.getLogger(TcpMesh.class);
 
     private static final int MAGIC = 0x444A4C44; // "DJLD"
     private static final int HELLO_BYTES = 12;
@@ -129,6 +134,11 @@ final class TcpMesh {
         }
     }
 
+    /**
+     * Accepts the higher ranks, reading their hellos side by side: a connection that is not a
+     * rank's (a port scanner, a stray client) is dropped, whether it sends nothing, closes, or
+     * sends something else than a hello, and holds no rank up meanwhile.
+     */
     private static void acceptHigher(
             ServerSocketChannel server,
             SocketChannel[] channels,
@@ -136,43 +146,94 @@ final class TcpMesh {
             int size,
             Deadline deadline)
             throws IOException {
-        server.configureBlocking(false);
         int missing = size - 1 - rank;
-        while (missing > 0) {
-            SocketChannel c = server.accept();
-            if (c == null) {
-                awaitAccept(server, channels, rank, deadline);
-                continue;
+        if (missing == 0) {
+            return;
+        }
+        server.configureBlocking(false);
+        try (Selector selector = Selector.open()) {
+            server.register(selector, SelectionKey.OP_ACCEPT);
+            try {
+                while (missing > 0) {
+                    long ms = deadline.remainingNanos() / 1_000_000;
+                    if (ms <= 0) {
+                        throw acceptTimeout(channels, rank, deadline);
+                    }
+                    selector.select(ms);
+                    for (SelectionKey key : selector.selectedKeys()) {
+                        if (key.isValid() && key.isAcceptable()) {
+                            SocketChannel c = server.accept();
+                            if (c != null) {
+                                c.configureBlocking(false);
+                                c.register(
+                                        selector,
+                                        SelectionKey.OP_READ,
+                                        ByteBuffer.allocate(HELLO_BYTES)
+                                                .order(ByteOrder.LITTLE_ENDIAN));
+                            }
+                        } else if (key.isValid() && key.isReadable()) {
+                            int peer = readHello(key, rank, size);
+                            if (peer >= 0 && channels[peer] != null) {
+                                key.channel().close();
+                                throw new CommunicationException(
+                                        "rank " + peer + " connected twice to rank " + rank, peer);
+                            } else if (peer >= 0) {
+                                channels[peer] = (SocketChannel) key.channel();
+                                missing--;
+                            }
+                        }
+                    }
+                    selector.selectedKeys().clear();
+                }
+            } finally {
+                // Connections whose hello has not come (or never will) are not the mesh's.
+                for (SelectionKey key : selector.keys()) {
+                    if (key.channel() instanceof SocketChannel c && key.attachment() != null) {
+                        c.close();
+                    }
+                }
             }
-            int peer = readHello(c, rank, size, deadline);
-            if (channels[peer] != null) {
-                c.close();
-                throw new CommunicationException(
-                        "rank " + peer + " connected twice to rank " + rank, peer);
-            }
-            channels[peer] = c;
-            missing--;
         }
     }
 
-    private static int readHello(SocketChannel c, int rank, int size, Deadline deadline)
-            throws IOException {
-        c.configureBlocking(false);
-        ByteBuffer hello = ByteBuffer.allocate(HELLO_BYTES).order(ByteOrder.LITTLE_ENDIAN);
-        while (hello.hasRemaining()) {
-            int n = c.read(hello);
-            if (n < 0) {
-                c.close();
-                throw new IOException("a peer closed its connection before its hello");
-            } else if (n == 0) {
-                awaitOp(c, SelectionKey.OP_READ, -1, deadline, "read a hello");
-            }
+    /**
+     * Reads what a connection sent of its hello; returns its rank once all of it is in, or -1 while
+     * it is not (or when the connection, not a rank's, was dropped).
+     */
+    private static int readHello(SelectionKey key, int rank, int size) throws IOException {
+        SocketChannel c = (SocketChannel) key.channel();
+        ByteBuffer hello = (ByteBuffer) key.attachment();
+        int n;
+        try {
+            n = c.read(hello);
+        } catch (IOException e) {
+            n = -1;
         }
+        if (n < 0) {
+            logger.warn("rank {}: dropped a connection that closed before its hello", rank);
+            key.attach(null);
+            key.cancel();
+            c.close();
+            return -1;
+        }
+        if (hello.hasRemaining()) {
+            return -1;
+        }
+        key.attach(null);
+        key.cancel();
         hello.flip();
         int magic = hello.getInt();
         int peer = hello.getInt();
         int peerSize = hello.getInt();
-        if (magic != MAGIC || peerSize != size || peer <= rank || peer >= size) {
+        if (magic != MAGIC) {
+            logger.warn(
+                    "rank {}: dropped a connection that is not a rank's (magic {})",
+                    rank,
+                    Integer.toHexString(magic));
+            c.close();
+            return -1;
+        }
+        if (peerSize != size || peer <= rank || peer >= size) {
             c.close();
             throw new CommunicationException(
                     "rank "
@@ -188,34 +249,26 @@ final class TcpMesh {
                             + ")",
                     -1);
         }
-        c.configureBlocking(true);
         return peer;
     }
 
-    private static void awaitAccept(
-            ServerSocketChannel server, SocketChannel[] channels, int rank, Deadline deadline)
-            throws IOException {
-        try (Selector selector = Selector.open()) {
-            server.register(selector, SelectionKey.OP_ACCEPT);
-            long ms = deadline.remainingNanos() / 1_000_000;
-            if (ms <= 0 || selector.select(ms) == 0 && deadline.remainingNanos() <= 0) {
-                StringBuilder missing = new StringBuilder();
-                for (int p = rank + 1; p < channels.length; p++) {
-                    if (channels[p] == null) {
-                        missing.append(missing.length() == 0 ? "" : ", ").append(p);
-                    }
-                }
-                throw new CommunicationException(
-                        "rank "
-                                + rank
-                                + " timed out after "
-                                + deadline.timeout()
-                                + " waiting for ranks ["
-                                + missing
-                                + "] to connect",
-                        -1);
+    private static CommunicationException acceptTimeout(
+            SocketChannel[] channels, int rank, Deadline deadline) {
+        StringBuilder missing = new StringBuilder();
+        for (int p = rank + 1; p < channels.length; p++) {
+            if (channels[p] == null) {
+                missing.append(missing.length() == 0 ? "" : ", ").append(p);
             }
         }
+        return new CommunicationException(
+                "rank "
+                        + rank
+                        + " timed out after "
+                        + deadline.timeout()
+                        + " waiting for ranks ["
+                        + missing
+                        + "] to connect",
+                -1);
     }
 
     private static void awaitOp(

@@ -23,11 +23,18 @@ import ai.djl.distributed.store.HashStore;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
+import java.io.OutputStream;
 import java.net.InetAddress;
+import java.net.Socket;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 /** The TCP transport on its own: two ranks of one process over loopback. */
 @Timeout(60)
@@ -84,6 +91,51 @@ class TcpTransportTest {
             } finally {
                 t[0].close();
                 t[1].close();
+            }
+        }
+    }
+
+    /**
+     * A connection that is not a rank's, made to a rank's listening port while the mesh forms (a
+     * port scanner, a stray client), is dropped: one that sends nothing no longer holds the mesh up
+     * until the timeout, and one that sends bytes that are not a hello, or closes at once, no
+     * longer fails the group.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"silent", "garbage", "closed"})
+    void aStrayConnectionDoesNotStopTheMesh(String stray) throws Exception {
+        InetAddress loopback = InetAddress.getLoopbackAddress();
+        try (HashStore store = new HashStore()) {
+            CompletableFuture<TcpTransport> zero =
+                    CompletableFuture.supplyAsync(
+                            () -> TcpTransport.connect(store, 0, 2, loopback, TIMEOUT));
+            store.waitFor(List.of("tcp/0"), TIMEOUT);
+            String endpoint = new String(store.get("tcp/0"), StandardCharsets.UTF_8);
+            int port = Integer.parseInt(endpoint.substring(endpoint.lastIndexOf(':') + 1));
+            Socket s = new Socket(loopback, port);
+            try {
+                if (!stray.equals("silent")) {
+                    OutputStream out = s.getOutputStream();
+                    out.write("GET / HTTP/1.0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+                    out.flush();
+                }
+                if (stray.equals("closed")) {
+                    s.close();
+                }
+                Thread.sleep(200); // rank 0 takes the stray connection first
+                long start = System.nanoTime();
+                TcpTransport one = TcpTransport.connect(store, 1, 2, loopback, TIMEOUT);
+                TcpTransport z;
+                try {
+                    z = zero.get(TIMEOUT.toSeconds() + 5, TimeUnit.SECONDS);
+                } finally {
+                    one.close();
+                }
+                z.close();
+                double seconds = (System.nanoTime() - start) / 1e9;
+                assertTrue(seconds < 5, "the mesh took " + seconds + " s");
+            } finally {
+                s.close();
             }
         }
     }
