@@ -36,7 +36,8 @@ class CpuBackendLimitsTest {
     /**
      * A coalesced all-reduce of arrays each under 2 GiB but over it in all: the backend packs them
      * into one buffer, which cannot be made. It failed when it ran ("capacity < 0"), aborting the
-     * group; it is refused at the call instead. (2 GiB of zeros, on one rank.)
+     * group; it is refused at the call instead. (Two uninitialized 1-GiB arrays on one rank: their
+     * pages are never touched, so they take address space, not memory.)
      */
     @Test
     void coalescedArraysOver2GiBInAllAreRefusedAtTheCall() throws Exception {
@@ -45,8 +46,8 @@ class CpuBackendLimitsTest {
                 "tcp",
                 Duration.ofSeconds(30),
                 (g, m) -> {
-                    try (NDArray a = m.zeros(new Shape(1L << 28), DataType.FLOAT32);
-                            NDArray b = m.zeros(new Shape(1L << 28), DataType.FLOAT32)) {
+                    try (NDArray a = m.create(new Shape(1L << 28), DataType.FLOAT32);
+                            NDArray b = m.create(new Shape(1L << 28), DataType.FLOAT32)) {
                         IllegalArgumentException e =
                                 assertThrows(
                                         IllegalArgumentException.class,
