@@ -129,6 +129,20 @@ final class NcclWatchdog implements AutoCloseable {
             NcclWork w = it.next();
             if (w.poll()) {
                 it.remove();
+                DistributedException f = w.failure();
+                if (f != null) {
+                    // The end event answered a CUDA error (a sticky one, such as an illegal
+                    // address, breaks the context): the communicator is not trusted further,
+                    // as PyTorch's watchdog, which aborts on any exception from a work's query.
+                    breakWith(
+                            new DistributedException(
+                                    f.getMessage()
+                                            + " on "
+                                            + comm
+                                            + "; the communicator was aborted",
+                                    f));
+                    return;
+                }
             } else if (w.isOverdue(now)) {
                 breakWith(
                         new DistributedException(

@@ -120,6 +120,21 @@ final class NcclWork implements Work {
     }
 
     /**
+     * The failure of a work that is done and failed, e.g. by a CUDA error of its end event.
+     *
+     * @return the failure, or null while pending or once completed
+     */
+    DistributedException failure() {
+        if (!future.isCompletedExceptionally()) {
+            return null;
+        }
+        Throwable e = future.handle((v, t) -> t).join();
+        return e instanceof DistributedException de
+                ? de
+                : new DistributedException(String.valueOf(e.getMessage()), e);
+    }
+
+    /**
      * Fails the work (once the communicator is aborted, its kernels no longer run).
      *
      * @param failure the reason

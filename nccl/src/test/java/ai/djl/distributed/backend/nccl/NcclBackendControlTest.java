@@ -204,6 +204,30 @@ class NcclBackendControlTest {
     }
 
     @Test
+    void aCudaErrorOfAnEndEventAbortsTheCommunicatorAndFailsLaterWork() throws Exception {
+        gpu.eventsComplete = false;
+        try (NcclBackend b = backend(0, 1, Duration.ofSeconds(30))) {
+            Work w = sum(b, view(DataType.FLOAT32, 0x10000, 4), ReduceOp.SUM);
+            gpu.eventError = CudaResult.ILLEGAL_ADDRESS.code();
+            Throwable failure = failureOf(w);
+            assertTrue(failure.getMessage().contains("cuEventQuery -> "), failure.getMessage());
+            // As PyTorch's watchdog on an exception from a work's query: the communicator goes.
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (!gpu.log().contains("ncclCommAbort")) {
+                assertTrue(System.nanoTime() < until, "not aborted: " + gpu.log());
+                Thread.sleep(10);
+            }
+            gpu.eventError = 0;
+            DistributedException later =
+                    assertThrows(
+                            DistributedException.class,
+                            () -> sum(b, view(DataType.FLOAT32, 0x10000, 4), ReduceOp.SUM));
+            assertTrue(later.getMessage().contains("aborted earlier"), later.getMessage());
+            assertTrue(later.getMessage().contains("cuEventQuery"), later.getMessage());
+        }
+    }
+
+    @Test
     void premulSumPassesItsScalarAtTheTypesWidthAndFreesTheOperator() {
         try (NcclBackend b = backend(0, 1, Duration.ofSeconds(10))) {
             sum(b, view(DataType.FLOAT16, 0x10000, 8), ReduceOp.premulSum(2)).waitFor();

@@ -46,6 +46,7 @@ final class ScriptedGpu {
     final List<String> log = new ArrayList<>();
     final Set<Long> completed = ConcurrentHashMap.newKeySet();
     volatile boolean eventsComplete = true;
+    volatile int eventError; // when not 0, what cuEventQuery answers (a CUDA error)
     volatile int initPolls; // async-error polls answering ncclInProgress after init
     volatile int asyncError; // what ncclCommGetAsyncError reports once init is done
     volatile String lastError = "";
@@ -106,9 +107,13 @@ final class ScriptedGpu {
         cu.put(
                 "cuEventQuery",
                 a ->
-                        eventsComplete || completed.contains(Pointer.nativeValue((Pointer) a[0]))
-                                ? 0
-                                : CudaResult.NOT_READY.code());
+                        eventError != 0
+                                ? eventError
+                                : eventsComplete
+                                                || completed.contains(
+                                                        Pointer.nativeValue((Pointer) a[0]))
+                                        ? 0
+                                        : CudaResult.NOT_READY.code());
         cu.put("cuEventDestroy_v2", a -> log("cuEventDestroy(" + h(a[0]) + ")"));
         cu.put("cuGetErrorName", a -> 1);
         cu.put("cuGetErrorString", a -> 1);
