@@ -22,6 +22,7 @@ import com.sun.jna.ptr.IntByReference;
 import com.sun.jna.ptr.LongByReference;
 import com.sun.jna.ptr.PointerByReference;
 
+import java.lang.ref.Reference;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -156,6 +157,7 @@ final class NcclCommunicator implements AutoCloseable {
         Pointer stream = null;
         long scratch = 0;
         NcclCommunicator made = null;
+        PointerByReference c = new PointerByReference();
         try {
             cuda(cu, cu.cuCtxSetCurrent(ctx.getValue()), "cuCtxSetCurrent");
             PointerByReference s = new PointerByReference();
@@ -164,7 +166,6 @@ final class NcclCommunicator implements AutoCloseable {
             LongByReference mem = new LongByReference();
             cuda(cu, cu.cuMemAlloc_v2(mem, Float.BYTES), "cuMemAlloc");
             scratch = mem.getValue();
-            PointerByReference c = new PointerByReference();
             int r = init.init(c, NcclConfig.nonBlocking());
             if (r != NcclResult.SUCCESS.code() && r != NcclResult.IN_PROGRESS.code()) {
                 throw new DistributedException(failure(nccl, c.getValue(), r, call, rank, size));
@@ -187,6 +188,9 @@ final class NcclCommunicator implements AutoCloseable {
             if (made != null) {
                 made.abort(); // no rank is left waiting on this one
                 made.free();
+                // NCCL's init thread writes *newcomm when it ends, failed or not; the abort joined
+                // it, so c's native memory may go only now.
+                Reference.reachabilityFence(c);
             } else {
                 if (scratch != 0) {
                     cu.cuMemFree_v2(scratch);
@@ -336,7 +340,7 @@ final class NcclCommunicator implements AutoCloseable {
                         // and the split's progress is the parent's: wait on the parent, then read
                         // the child (out stays referenced until then).
                         int r = nccl.ncclCommSplit(c, color, key, out, config);
-                        settle(r, "ncclCommSplit", deadline, timeout);
+                        settleSplit(r, "ncclCommSplit", out, deadline, timeout);
                         if (out.getValue() == null) {
                             throw new DistributedException(
                                     "ncclCommSplit(color "
@@ -372,13 +376,42 @@ final class NcclCommunicator implements AutoCloseable {
             int r =
                     nccl.ncclCommSplit(
                             c, NcclLibrary.SPLIT_NOCOLOR, rank, none, NcclConfig.nonBlocking());
-            settle(r, "ncclCommSplit(NCCL_SPLIT_NOCOLOR)", deadline, timeout);
+            settleSplit(r, "ncclCommSplit(NCCL_SPLIT_NOCOLOR)", none, deadline, timeout);
             if (none.getValue() != null) {
                 throw new DistributedException(
                         "ncclCommSplit(NCCL_SPLIT_NOCOLOR) made a communicator (expected: none)");
             }
         } finally {
             lock.unlock();
+        }
+    }
+
+    /**
+     * Waits out a split on this (the parent) communicator. NCCL's split thread writes {@code
+     * *newcomm} when it ends, whether the split succeeded or not ({@code ncclCommInitRankFunc}'s
+     * exit), and a child written after a failure is the caller's to free. So a split that fails, or
+     * is still running at the deadline, aborts the parent here, which stops that thread and joins
+     * it, while {@code out} is still referenced (its native memory is what NCCL writes), and aborts
+     * the child it left. Holds the lock; the context is current.
+     *
+     * @throws DistributedException on an error, or at the deadline
+     */
+    private void settleSplit(
+            int result, String call, PointerByReference out, long deadline, Duration timeout) {
+        try {
+            settle(result, call, deadline, timeout);
+        } catch (RuntimeException e) {
+            if (comm != null) {
+                nccl.ncclCommAbort(comm);
+                comm = null;
+            }
+            Pointer orphan = out.getValue();
+            if (orphan != null) {
+                nccl.ncclCommAbort(orphan);
+            }
+            throw e;
+        } finally {
+            Reference.reachabilityFence(out);
         }
     }
 

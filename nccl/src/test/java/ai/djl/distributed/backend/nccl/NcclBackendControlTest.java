@@ -361,6 +361,57 @@ class NcclBackendControlTest {
     }
 
     @Test
+    void aSplitPastItsDeadlineAbortsTheParentAndTheChildNcclWritesLate() {
+        try (NcclBackend world = backend(0, 2, Duration.ofSeconds(10), Map.of("device", "0"))) {
+            gpu.initPolls = Integer.MAX_VALUE; // the other member never calls ncclCommSplit
+            BackendContext child =
+                    new BackendContext(
+                            new HashStore(),
+                            0,
+                            2,
+                            Device.Type.GPU,
+                            Duration.ofMillis(300),
+                            Map.of());
+            DistributedException e =
+                    assertThrows(
+                            DistributedException.class, () -> world.split(new int[] {0, 1}, child));
+            assertTrue(
+                    e.getMessage().startsWith("ncclCommSplit did not finish within PT0.3S"),
+                    e.getMessage());
+            // NCCL's split thread writes the failed child as it ends (here: when the abort of the
+            // parent joins it); that child is the caller's to free, and nobody else knows it.
+            List<String> log = gpu.log();
+            int parent = log.indexOf("ncclCommAbort");
+            assertTrue(parent >= 0, log.toString());
+            assertTrue(log.indexOf("ncclCommAbort(0x701)") > parent, log.toString());
+            assertTrue(
+                    log.containsAll(List.of("cuMemFree(9000)", "cuStreamDestroy(stream)")),
+                    log.toString());
+        }
+    }
+
+    @Test
+    void aSplitThatFailsAbortsTheFailedChildNcclWrote() {
+        try (NcclBackend world = backend(0, 2, Duration.ofSeconds(10), Map.of("device", "0"))) {
+            gpu.asyncError = NcclResult.INVALID_USAGE.code(); // the split's outcome
+            BackendContext child =
+                    new BackendContext(
+                            new HashStore(),
+                            0,
+                            2,
+                            Device.Type.GPU,
+                            Duration.ofSeconds(10),
+                            Map.of());
+            DistributedException e =
+                    assertThrows(
+                            DistributedException.class, () -> world.split(new int[] {0, 1}, child));
+            assertTrue(
+                    e.getMessage().startsWith("ncclCommSplit -> ncclInvalidUsage"), e.getMessage());
+            assertTrue(gpu.log().contains("ncclCommAbort(0x701)"), gpu.log().toString());
+        }
+    }
+
+    @Test
     void withBlockingWaitTheHostWaitsBoundedAndInterruptible() {
         gpu.eventsComplete = false;
         try (NcclBackend b =

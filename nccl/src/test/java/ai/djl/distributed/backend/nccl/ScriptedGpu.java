@@ -183,7 +183,20 @@ final class ScriptedGpu {
                     log("ncclCommSplit(color " + color + ", key " + a[2] + ")");
                     return NcclResult.IN_PROGRESS.code();
                 });
-        n.put("ncclCommAbort", a -> log("ncclCommAbort"));
+        n.put(
+                "ncclCommAbort",
+                a -> {
+                    long c = Pointer.nativeValue((Pointer) a[0]);
+                    synchronized (this) {
+                        // As NCCL: aborting the parent joins a split still running, whose thread
+                        // writes the (failed) child to *newcomm as it ends.
+                        if (c == COMM && pendingSplit != null) {
+                            pendingSplit.setValue(new Pointer(COMM + 1));
+                            pendingSplit = null;
+                        }
+                    }
+                    return log(c == COMM ? "ncclCommAbort" : "ncclCommAbort(" + h(a[0]) + ")");
+                });
         n.put("ncclCommFinalize", a -> log("ncclCommFinalize"));
         n.put("ncclCommDestroy", a -> log("ncclCommDestroy"));
         n.put("ncclGetErrorString", a -> "text of " + a[0]);
