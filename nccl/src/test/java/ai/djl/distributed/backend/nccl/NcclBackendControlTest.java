@@ -393,7 +393,7 @@ class NcclBackendControlTest {
     @Test
     void aSplitThatFailsAbortsTheFailedChildNcclWrote() {
         try (NcclBackend world = backend(0, 2, Duration.ofSeconds(10), Map.of("device", "0"))) {
-            gpu.asyncError = NcclResult.INVALID_USAGE.code(); // the split's outcome
+            gpu.splitOutcome = NcclResult.INVALID_USAGE.code();
             BackendContext child =
                     new BackendContext(
                             new HashStore(),

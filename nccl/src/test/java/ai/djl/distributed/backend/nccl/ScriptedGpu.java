@@ -49,6 +49,7 @@ final class ScriptedGpu {
     volatile int eventError; // when not 0, what cuEventQuery answers (a CUDA error)
     volatile int initPolls; // async-error polls answering ncclInProgress after init
     volatile int asyncError; // what ncclCommGetAsyncError reports once init is done
+    volatile int splitOutcome; // becomes asyncError when ncclCommSplit is called (0: none)
     volatile String lastError = "";
     volatile long failingCount = -1; // an ncclAllReduce of this count answers ncclInvalidArgument
     private PointerByReference pendingSplit; // guarded by this: set when the parent is polled
@@ -179,6 +180,11 @@ final class ScriptedGpu {
                     synchronized (this) {
                         pendingSplit = color < 0 ? null : out;
                         initPolls = Math.max(initPolls, 2);
+                        if (splitOutcome != 0) {
+                            // set only now: before the split, the watchdog would find it on the
+                            // parent and abort it first
+                            asyncError = splitOutcome;
+                        }
                     }
                     log("ncclCommSplit(color " + color + ", key " + a[2] + ")");
                     return NcclResult.IN_PROGRESS.code();
