@@ -16,8 +16,12 @@ package ai.djl.distributed.launch;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Optional;
+import java.util.stream.Collectors;
 
 /**
  * The entry point of every worker JVM that {@code djlrun} starts: {@code WorkerMain CLASS [args]}
@@ -25,8 +29,9 @@ import java.util.Optional;
  * if started directly (and runs unchanged under torchrun, which starts it directly).
  *
  * <p>Its one addition is a watchdog: if the launcher whose pid is in the system property {@value
- * #AGENT_PID_PROPERTY} dies without stopping its workers (SIGKILL, a crash), the worker exits
- * instead of running on as an orphan. The watchdog is a daemon thread polling every second.
+ * #AGENT_PID_PROPERTY} dies without stopping its workers (SIGKILL, a crash), the worker stops the
+ * processes it started (its descendants and its process group) and exits instead of running on as
+ * an orphan. The watchdog is a daemon thread polling every second.
  */
 public final class WorkerMain {
 
@@ -39,6 +44,9 @@ public final class WorkerMain {
     static final int ORPHAN_EXIT_STATUS = 143;
 
     private static final long POLL_MILLIS = 1000;
+
+    /** How long the processes of a worker whose launcher died get between SIGTERM and SIGKILL. */
+    static final Duration ORPHAN_GRACE = Duration.ofSeconds(5);
 
     private WorkerMain() {}
 
@@ -83,6 +91,40 @@ public final class WorkerMain {
         watchdog.start();
     }
 
+    /**
+     * Stops the processes this worker started: its descendants and, as the leader of a process
+     * group of its own (started through setsid), the group's other members, which include children
+     * whose parent has exited (init's since). SIGTERM, then SIGKILL to whatever is left after
+     * {@link #ORPHAN_GRACE}: nobody else is left to stop one that ignores SIGTERM.
+     */
+    static void stopOwnProcesses() {
+        List<ProcessHandle> own = ownProcesses();
+        if (own.isEmpty()) {
+            return;
+        }
+        own.forEach(ProcessHandle::destroy);
+        long deadline = System.nanoTime() + ORPHAN_GRACE.toNanos();
+        try {
+            while (own.stream().anyMatch(ProcessHandle::isAlive)
+                    && System.nanoTime() - deadline < 0) {
+                Thread.sleep(50);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        // found again: one may have started others meanwhile
+        ownProcesses().forEach(ProcessHandle::destroyForcibly);
+    }
+
+    private static List<ProcessHandle> ownProcesses() {
+        ProcessHandle self = ProcessHandle.current();
+        List<ProcessHandle> all = new ArrayList<>();
+        self.descendants().forEach(all::add);
+        all.addAll(ProcessGroups.members(self));
+        all.removeIf(h -> h.equals(self) || !h.isAlive());
+        return all.stream().distinct().collect(Collectors.toList());
+    }
+
     private static void watch(ProcessHandle agent, String pid) {
         try {
             while (agent != null && agent.isAlive()) {
@@ -93,7 +135,7 @@ public final class WorkerMain {
         }
         System.err.println("djlrun worker: the launcher (pid " + pid + ") is gone; exiting");
         // The processes this worker started go too: nobody else is left to stop them.
-        ProcessHandle.current().descendants().forEach(ProcessHandle::destroy);
+        stopOwnProcesses();
         // exit runs the program's shutdown hooks; halt if they hang
         Thread halt =
                 new Thread(

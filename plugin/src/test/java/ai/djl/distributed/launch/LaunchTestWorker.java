@@ -16,6 +16,7 @@ package ai.djl.distributed.launch;
 import ai.djl.distributed.rendezvous.Rendezvous;
 import ai.djl.distributed.store.Store;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -36,7 +37,10 @@ import java.util.TreeMap;
  *       TORCHELASTIC_RESTART_COUNT is 0;
  *   <li>{@code sleep:SECONDS}: sleeps; {@code stderr:TEXT}: prints TEXT on stderr; {@code
  *       partial:TEXT}: prints TEXT with no newline;
- *   <li>{@code child}: starts {@code sleep 300} and prints {@code CHILD pid}.
+ *   <li>{@code child}: starts {@code sleep 300} and prints {@code CHILD pid}; {@code orphan}:
+ *       starts {@code sleep 300} through a shell that exits at once (the sleep is then init's, in
+ *       the worker's process group) and prints {@code CHILD pid}; {@code stubborn}: starts {@code
+ *       sleep 300} ignoring SIGTERM and prints {@code CHILD pid}.
  * </ul>
  */
 public final class LaunchTestWorker {
@@ -100,6 +104,24 @@ public final class LaunchTestWorker {
                     // a process of the worker's own, as a data loader or a shell-out would be
                     Process child = new ProcessBuilder("sleep", "300").start();
                     System.out.println("CHILD " + child.pid());
+                    break;
+                case "orphan":
+                    Process sh =
+                            new ProcessBuilder(
+                                            "sh",
+                                            "-c",
+                                            "sleep 300 </dev/null >/dev/null 2>&1 & echo $!")
+                                    .start();
+                    String orphan =
+                            new String(sh.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                    sh.waitFor();
+                    System.out.println("CHILD " + orphan.trim());
+                    break;
+                case "stubborn":
+                    // an ignored signal stays ignored across exec
+                    Process stubborn =
+                            new ProcessBuilder("sh", "-c", "trap '' TERM; exec sleep 300").start();
+                    System.out.println("CHILD " + stubborn.pid());
                     break;
                 case "stderr":
                     System.err.println(p[1]);

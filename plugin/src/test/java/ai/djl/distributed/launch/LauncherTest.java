@@ -282,6 +282,25 @@ class LauncherTest {
     }
 
     @Test
+    void theWatchdogOfAKilledLauncherStopsTheWorkersWholeProcessGroup() throws Exception {
+        // An orphaned grandchild (init's, only its process group ties it to the worker) and a
+        // child that ignores SIGTERM: neither may outlive the job.
+        Set<Long> children = new HashSet<>();
+        try (LauncherProcess djlrun = launch(WORKER, "env", "orphan", "stubborn", "sleep:60")) {
+            djlrun.awaitLines("SLEEPING", 1, WAIT);
+            Set<Long> pids = djlrun.workerPids();
+            children.addAll(childPids(djlrun.stdout()));
+            assertEquals(2, children.size(), djlrun::describe);
+            djlrun.process().destroyForcibly(); // SIGKILL: no hook runs
+            assertAllGone(pids, Duration.ofSeconds(10));
+            assertAllGone(children, Duration.ofSeconds(15));
+        } finally {
+            children.forEach(
+                    pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
+        }
+    }
+
+    @Test
     void nodesOfDifferentSizesMeetAtARendezvousEndpointAndAreNumberedAsTheyJoin() throws Exception {
         String endpoint = "127.0.0.1:" + freePort();
         String port = endpoint.substring(endpoint.indexOf(':') + 1);
