@@ -159,7 +159,7 @@ final class LocalWorkers implements AutoCloseable {
             all.add(w.process.toHandle());
             all.addAll(ProcessGroups.members(w.process.toHandle()));
         }
-        all.removeIf(h -> !h.isAlive());
+        all.removeIf(h -> !ProcessGroups.running(h));
         return all.stream().distinct().collect(Collectors.toList());
     }
 
@@ -182,7 +182,8 @@ final class LocalWorkers implements AutoCloseable {
 
     private static boolean awaitGone(List<ProcessHandle> handles, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
-        while (handles.stream().anyMatch(ProcessHandle::isAlive)) {
+        // a zombie is gone: it has exited (and may never be reaped where this JVM is pid 1)
+        while (handles.stream().anyMatch(ProcessGroups::running)) {
             if (System.nanoTime() - deadline >= 0) {
                 return false;
             }

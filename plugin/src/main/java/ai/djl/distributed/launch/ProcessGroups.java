@@ -54,8 +54,9 @@ final class ProcessGroups {
     }
 
     /**
-     * Returns the live processes of the process group that {@code leader} started, read from {@code
-     * /proc}: empty where there is none. Does not block beyond reading {@code /proc}.
+     * Returns the running processes of the process group that {@code leader} started, read from
+     * {@code /proc} (zombies left out): empty where there is none. Does not block beyond reading
+     * {@code /proc}.
      *
      * @param leader the worker, its group's leader (alive or not)
      * @return the group's processes, the leader too while it lives
@@ -73,8 +74,15 @@ final class ProcessGroups {
         try (DirectoryStream<Path> procs = Files.newDirectoryStream(Path.of("/proc"), "[0-9]*")) {
             for (Path p : procs) {
                 Path name = p.getFileName();
-                if (name != null && processGroup(p) == pgid) {
-                    ProcessHandle.of(Long.parseLong(name.toString())).ifPresent(members::add);
+                long pid;
+                try {
+                    pid = Long.parseLong(name == null ? "" : name.toString());
+                } catch (NumberFormatException e) {
+                    continue;
+                }
+                long[] stat = stat(p);
+                if (stat[1] == pgid && stat[0] != 'Z') {
+                    ProcessHandle.of(pid).ifPresent(members::add);
                 }
             }
         } catch (IOException e) {
@@ -83,15 +91,32 @@ final class ProcessGroups {
         return members;
     }
 
-    // Field 5 of /proc/PID/stat, after the command name (which may hold spaces) in parentheses;
-    // -1 for a process gone meanwhile.
-    private static long processGroup(Path proc) {
+    /**
+     * Returns whether a process runs: alive and not a zombie, which has exited and only waits for
+     * its parent to collect it (forever where that parent is a launcher running as pid 1, as in a
+     * container: Java counts it as alive, yet no signal can end it).
+     *
+     * @param h the process
+     * @return {@code true} while it runs
+     */
+    static boolean running(ProcessHandle h) {
+        if (!h.isAlive()) {
+            return false;
+        }
+        long[] stat = stat(Path.of("/proc", Long.toString(h.pid())));
+        return stat[0] != 'Z';
+    }
+
+    // The state (field 3) and process group (field 5) of /proc/PID/stat, read after the command
+    // name, which is in parentheses and may hold spaces and parentheses itself; {0, -1} for a
+    // process gone meanwhile, or no /proc.
+    private static long[] stat(Path proc) {
         try {
             String stat = Files.readString(proc.resolve("stat"), StandardCharsets.ISO_8859_1);
             String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ", 4);
-            return Long.parseLong(fields[2]);
+            return new long[] {fields[0].charAt(0), Long.parseLong(fields[2])};
         } catch (IOException | RuntimeException e) {
-            return -1;
+            return new long[] {0, -1};
         }
     }
 

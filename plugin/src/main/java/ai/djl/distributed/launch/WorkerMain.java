@@ -105,7 +105,7 @@ public final class WorkerMain {
         own.forEach(ProcessHandle::destroy);
         long deadline = System.nanoTime() + ORPHAN_GRACE.toNanos();
         try {
-            while (own.stream().anyMatch(ProcessHandle::isAlive)
+            while (own.stream().anyMatch(ProcessGroups::running)
                     && System.nanoTime() - deadline < 0) {
                 Thread.sleep(50);
             }
@@ -121,7 +121,7 @@ public final class WorkerMain {
         List<ProcessHandle> all = new ArrayList<>();
         self.descendants().forEach(all::add);
         all.addAll(ProcessGroups.members(self));
-        all.removeIf(h -> h.equals(self) || !h.isAlive());
+        all.removeIf(h -> h.equals(self) || !ProcessGroups.running(h));
         return all.stream().distinct().collect(Collectors.toList());
     }
 

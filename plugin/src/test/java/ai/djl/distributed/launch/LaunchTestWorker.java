@@ -117,6 +117,12 @@ public final class LaunchTestWorker {
                     sh.waitFor();
                     System.out.println("CHILD " + orphan.trim());
                     break;
+                case "zombie":
+                    // a grandchild that exits at once, init's: a zombie until init reaps it
+                    new ProcessBuilder("sh", "-c", "sleep 0.1 </dev/null >/dev/null 2>&1 &")
+                            .start()
+                            .waitFor();
+                    break;
                 case "stubborn":
                     // an ignored signal stays ignored across exec
                     Process stubborn =
