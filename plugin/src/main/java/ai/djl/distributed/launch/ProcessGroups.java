@@ -80,13 +80,26 @@ final class ProcessGroups {
                 } catch (NumberFormatException e) {
                     continue;
                 }
+                if (stat(p)[1] != pgid) {
+                    continue;
+                }
+                // Read again with the handle taken first, which holds the process's start time:
+                // still alive after the read, it is the process whose stat was read (a pid reused
+                // meanwhile has another start time), so an unrelated process that took a member's
+                // pid between the reads is never taken.
+                Optional<ProcessHandle> h = ProcessHandle.of(pid);
                 long[] stat = stat(p);
-                if (stat[1] == pgid && stat[0] != 'Z') {
-                    ProcessHandle.of(pid).ifPresent(members::add);
+                if (h.isPresent() && stat[1] == pgid && stat[0] != 'Z' && h.get().isAlive()) {
+                    members.add(h.get());
                 }
             }
         } catch (IOException e) {
             // no /proc: the group is the worker's descendants, found by the caller
+        }
+        // as above: the leader's pid taken meanwhile by another process, which heads another group
+        holder = ProcessHandle.of(pgid);
+        if (holder.isPresent() && !holder.get().equals(leader)) {
+            members.clear();
         }
         return members;
     }
