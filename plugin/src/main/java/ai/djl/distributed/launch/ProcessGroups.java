@@ -19,6 +19,7 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 
@@ -137,7 +138,17 @@ final class ProcessGroups {
         if (!Files.isDirectory(Path.of("/proc/self"))) {
             return Optional.empty();
         }
-        for (String dir : new String[] {"/usr/bin", "/bin", "/usr/sbin", "/sbin"}) {
+        // The system's directories first (a PATH entry cannot shadow them), then PATH, where
+        // distributions such as NixOS keep it.
+        List<String> dirs = new ArrayList<>(List.of("/usr/bin", "/bin", "/usr/sbin", "/sbin"));
+        String path = System.getenv("PATH");
+        if (path != null) {
+            dirs.addAll(Arrays.asList(path.split(":")));
+        }
+        for (String dir : dirs) {
+            if (dir.isEmpty()) {
+                continue; // an empty entry means the working directory: never taken
+            }
             Path p = Path.of(dir, "setsid");
             if (Files.isExecutable(p)) {
                 return Optional.of(p);

@@ -52,13 +52,22 @@ public final class TcpTransport extends LinkTransport {
             throws IOException {
         super(rank, size, true, notices);
         this.selector = Selector.open();
-        for (int peer = 0; peer < size; peer++) {
-            if (peer != rank) {
-                channels[peer].configureBlocking(false);
-                SelectionKey key = channels[peer].register(selector, SelectionKey.OP_READ);
-                links[peer] = new Link(peer, new SocketLink(channels[peer], key), this);
-                key.attach(links[peer]);
+        try {
+            for (int peer = 0; peer < size; peer++) {
+                if (peer != rank) {
+                    channels[peer].configureBlocking(false);
+                    SelectionKey key = channels[peer].register(selector, SelectionKey.OP_READ);
+                    links[peer] = new Link(peer, new SocketLink(channels[peer], key), this);
+                    key.attach(links[peer]);
+                }
             }
+        } catch (IOException | RuntimeException e) {
+            try {
+                selector.close(); // the channels are the caller's to close
+            } catch (IOException ex) {
+                e.addSuppressed(ex);
+            }
+            throw e;
         }
         start("djl-dist-tcp-r" + rank);
     }
@@ -108,6 +117,9 @@ public final class TcpTransport extends LinkTransport {
         } catch (IOException e) {
             TcpMesh.closeAll(channels);
             throw new CommunicationException("cannot start the TCP transport: " + e, -1, e);
+        } catch (RuntimeException e) {
+            TcpMesh.closeAll(channels);
+            throw e;
         }
     }
 
