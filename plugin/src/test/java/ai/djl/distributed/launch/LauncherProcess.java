@@ -41,6 +41,7 @@ public final class LauncherProcess implements AutoCloseable {
     public static final String SMALL_JVM = "-Xmx128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1";
 
     private static final Pattern PID = Pattern.compile("PID (\\d+)");
+    private static final Pattern CHILD = Pattern.compile("CHILD (\\d+)");
     private static final List<String> SCRUBBED =
             List.of(
                     "OMP_NUM_THREADS",
@@ -187,14 +188,29 @@ public final class LauncherProcess implements AutoCloseable {
         return "djlrun (" + status + ")\n--- stdout\n" + stdout() + "--- stderr\n" + stderr();
     }
 
-    /** Kills the launcher, its descendants and its workers if still alive; deletes the logs. */
+    /**
+     * Kills the launcher, its descendants, its workers and their process groups, and the children
+     * workers reported ({@code CHILD n}: an orphan of a failed test belongs to init, no longer to
+     * the launcher), if still alive; deletes the logs.
+     */
     @Override
     public void close() {
         workerPids();
         List<ProcessHandle> all = new ArrayList<>();
         process.descendants().forEach(all::add);
         all.add(process.toHandle());
-        workerPids.forEach(pid -> ProcessHandle.of(pid).ifPresent(all::add));
+        for (long pid : workerPids) {
+            ProcessHandle.of(pid)
+                    .ifPresent(
+                            h -> {
+                                all.add(h);
+                                all.addAll(ProcessGroups.members(h));
+                            });
+        }
+        Matcher children = CHILD.matcher(stdout());
+        while (children.find()) {
+            ProcessHandle.of(Long.parseLong(children.group(1))).ifPresent(all::add);
+        }
         all.forEach(ProcessHandle::destroyForcibly);
         for (ProcessHandle h : all) {
             try {
