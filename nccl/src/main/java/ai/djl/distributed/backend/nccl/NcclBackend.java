@@ -504,10 +504,44 @@ public final class NcclBackend implements Backend {
             return;
         }
         dog.close();
-        c.finalizeOrAbort(context.timeout());
-        c.makeCurrent();
-        dog.closeWith(new DistributedException("the " + NcclOps.BACKEND + " backend was closed"));
-        c.free();
+        // Every step runs even when the CUDA context cannot be made current any more (a driver
+        // going away): the communicator is aborted then, pending works fail, references go back;
+        // the first failure is thrown at the end.
+        RuntimeException failure = null;
+        try {
+            c.finalizeOrAbort(context.timeout());
+        } catch (RuntimeException e) {
+            failure = e;
+        }
+        try {
+            c.makeCurrent();
+        } catch (RuntimeException e) {
+            failure = first(failure, e);
+        }
+        try {
+            dog.closeWith(
+                    new DistributedException("the " + NcclOps.BACKEND + " backend was closed"));
+        } catch (RuntimeException e) {
+            failure = first(failure, e);
+        }
+        try {
+            c.free();
+        } catch (RuntimeException e) {
+            failure = first(failure, e);
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    private static RuntimeException first(RuntimeException first, RuntimeException next) {
+        if (first == null) {
+            return next;
+        }
+        if (first != next) {
+            first.addSuppressed(next);
+        }
+        return first;
     }
 
     @Override

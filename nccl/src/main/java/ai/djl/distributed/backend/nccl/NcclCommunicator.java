@@ -462,7 +462,12 @@ final class NcclCommunicator implements AutoCloseable {
         lock.lock();
         try {
             if (comm != null) {
-                makeCurrent();
+                try {
+                    makeCurrent();
+                } catch (RuntimeException e) {
+                    // NCCL's abort sets its own device: a context that cannot be made current (a
+                    // driver going away) must not keep the communicator and its threads alive
+                }
                 nccl.ncclCommAbort(comm);
                 comm = null;
             }
@@ -482,14 +487,26 @@ final class NcclCommunicator implements AutoCloseable {
         lock.lock();
         try {
             if (comm != null) {
-                makeCurrent();
+                RuntimeException noContext = null;
                 try {
-                    settle(nccl.ncclCommFinalize(comm), "ncclCommFinalize", deadline, timeout);
-                    nccl.ncclCommDestroy(comm);
+                    makeCurrent();
                 } catch (RuntimeException e) {
-                    nccl.ncclCommAbort(comm);
+                    noContext = e;
+                }
+                if (noContext == null) {
+                    try {
+                        settle(nccl.ncclCommFinalize(comm), "ncclCommFinalize", deadline, timeout);
+                        nccl.ncclCommDestroy(comm);
+                    } catch (RuntimeException e) {
+                        nccl.ncclCommAbort(comm);
+                    }
+                } else {
+                    nccl.ncclCommAbort(comm); // sets its own device; finalizing needs the context
                 }
                 comm = null;
+                if (noContext != null) {
+                    throw noContext;
+                }
             }
         } finally {
             lock.unlock();
@@ -505,11 +522,16 @@ final class NcclCommunicator implements AutoCloseable {
         try {
             if (comm == null && !freed) {
                 freed = true;
-                makeCurrent();
-                events.close();
-                cu.cuMemFree_v2(scratch);
-                cu.cuStreamDestroy_v2(stream);
-                cu.cuDevicePrimaryCtxRelease_v2(device);
+                try {
+                    makeCurrent();
+                    events.close();
+                    cu.cuMemFree_v2(scratch);
+                    cu.cuStreamDestroy_v2(stream);
+                } finally {
+                    // the primary context's reference goes back even when it could not be made
+                    // current (its memory and stream go with it once no one holds it)
+                    cu.cuDevicePrimaryCtxRelease_v2(device);
+                }
             }
         } finally {
             lock.unlock();

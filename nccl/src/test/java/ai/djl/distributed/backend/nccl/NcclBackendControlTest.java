@@ -298,6 +298,21 @@ class NcclBackendControlTest {
     }
 
     @Test
+    void closeWithoutAUsableContextStillAbortsFailsPendingWorkAndReleases() {
+        NcclBackend b = backend(0, 1, Duration.ofSeconds(10));
+        gpu.eventsComplete = false; // the work stays pending
+        Work w = sum(b, view(DataType.FLOAT32, 0x10000, 4), ReduceOp.SUM);
+        gpu.ctxError = 201; // CUDA_ERROR_INVALID_CONTEXT: the driver is going away
+        DistributedException e = assertThrows(DistributedException.class, b::close);
+        assertTrue(e.getMessage().startsWith("cuCtxSetCurrent -> "), e.getMessage());
+        List<String> log = gpu.log();
+        assertTrue(log.contains("ncclCommAbort"), log.toString());
+        assertFalse(log.contains("ncclCommFinalize"), log.toString());
+        assertTrue(log.contains("cuDevicePrimaryCtxRelease"), log.toString());
+        assertTrue(w.isCompleted() && !w.isSuccess(), "the pending work failed");
+    }
+
+    @Test
     void arraysOnAnotherGpuOrTheCpuAreRefused() {
         try (NcclBackend b = backend(0, 1, Duration.ofSeconds(10))) {
             sum(b, view(DataType.FLOAT32, 0x10000, 4), ReduceOp.SUM);

@@ -50,6 +50,7 @@ final class ScriptedGpu {
     volatile int initPolls; // async-error polls answering ncclInProgress after init
     volatile int asyncError; // what ncclCommGetAsyncError reports once init is done
     volatile int splitOutcome; // becomes asyncError when ncclCommSplit is called (0: none)
+    volatile int ctxError; // when not 0, what cuCtxSetCurrent answers (a CUDA error)
     volatile String lastError = "";
     volatile long failingCount = -1; // an ncclAllReduce of this count answers ncclInvalidArgument
     private PointerByReference pendingSplit; // guarded by this: set when the parent is polled
@@ -71,6 +72,9 @@ final class ScriptedGpu {
         cu.put(
                 "cuCtxSetCurrent",
                 a -> {
+                    if (ctxError != 0) {
+                        return ctxError;
+                    }
                     current.set((Pointer) a[0]);
                     return 0;
                 });
