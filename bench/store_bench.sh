@@ -15,7 +15,7 @@
 #      `djl-dist bench store-rendezvous`, whose JIT warm-up runs against a private server) on a
 #      fresh server each run, for N in RDZV_SIZES; ours with and without a store secret, and, when
 #      RDZV_SERVERS names java-tls, with mutual TLS (certificates made here by openssl for the run).
-# Needs gcc and the peer (../shared/peers/setup.sh). Takes about 12 minutes with the defaults on a
+# Needs gcc and the peer (../shared/peers/setup.sh). Takes about 13 minutes with the defaults on a
 # 2-core machine. Prints one line per run, then a table of medians and ratios.
 # usage: bench/store_bench.sh [REPEAT=5] [SECONDS=3]
 #   env: CONNS="1 16 64", RDZV_SIZES="9000 20000" (each capped below the open-file limit),
@@ -112,11 +112,12 @@ if ! skip capacity; then
         echo "capacity server=$which connections=$c run=$r first_second_ops_per_s=$first ops_per_s=$all"
         echo "$first" >> "$WORK/cap.$which.$c.first"; echo "$all" >> "$WORK/cap.$which.$c.all"
       done
+      # the C floor alternates with the servers too, REPEAT runs, and its median is reported
+      start c
+      all=$("$WORK/store_load" 127.0.0.1 "$PORT" "$c" "$SECONDS_PER_RUN" $(spin "$c") | tail -1 | grep -o 'ops_per_s=[0-9]*' | cut -d= -f2)
+      stop
+      echo "capacity server=c-floor connections=$c run=$r ops_per_s=$all"; echo "$all" >> "$WORK/cap.c.$c.all"
     done
-    start c
-    all=$("$WORK/store_load" 127.0.0.1 "$PORT" "$c" "$SECONDS_PER_RUN" $(spin "$c") | tail -1 | grep -o 'ops_per_s=[0-9]*' | cut -d= -f2)
-    stop
-    echo "capacity server=c-floor connections=$c ops_per_s=$all"; echo "$all" > "$WORK/cap.c.$c.all"
   done
 fi
 
@@ -183,7 +184,7 @@ if [ -f "$WORK/cap.java.$(echo $CONNS | cut -d' ' -f1).all" ]; then
   for c in $CONNS; do
     jf=$(median < "$WORK/cap.java.$c.first"); ja=$(median < "$WORK/cap.java.$c.all")
     pf=$(median < "$WORK/cap.pytorch.$c.first"); pa=$(median < "$WORK/cap.pytorch.$c.all")
-    echo "| $c connections (ops/s) | $jf | $ja | $pf | $pa | $(ratio "$jf" "$pf")x | $(ratio "$ja" "$pa")x | $(cat "$WORK/cap.c.$c.all") |"
+    echo "| $c connections (ops/s) | $jf | $ja | $pf | $pa | $(ratio "$jf" "$pf")x | $(ratio "$ja" "$pa")x | $(median < "$WORK/cap.c.$c.all") |"
   done
   for c in $CONNS; do
     [ -f "$WORK/cap.java-epoll.$c.all" ] || continue
