@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # Side-by-side collectives benchmark: this project's CPU backend (bin/djl-dist bench collectives)
 # against PyTorch 2.6's gloo (../shared/peers/torch_collectives_bench.py), N local ranks with one
-# thread each, alternating REPEAT times; prints every line, then per op and size the median time
-# and busbw of each and the ratio. Needs the peer: sudo ../shared/peers/setup.sh.
+# thread each, alternating REPEAT times (which goes first alternates too); prints every line, then
+# per op and size the median time and busbw of each and the ratio. Needs the peer:
+# sudo ../shared/peers/setup.sh.
 # usage: bench/collectives_bench.sh [N=2] [OPS=all_reduce,broadcast,all_gather,reduce_scatter,all_to_all] [REPEAT=5]
 # Environment: SIZES (default 4K,1M,16M,64M; the peer script always runs 4K,1M,16M,64M),
 # TRANSPORT (auto, tcp or shm; default auto).
@@ -24,19 +25,27 @@ while True:
     except OSError: pass
     finally: s.close()'; }
 OUT=$(mktemp); trap 'rm -f "$OUT" "$OUT.gloo" "$OUT.err"' EXIT
-for r in $(seq 1 "$REPEAT"); do
+djl() {
   "$ROOT/bin/djl-dist" bench collectives --world-size "$N" --ops "$OPS" --sizes "$SIZES" \
     --transport "$TRANSPORT" 2>/dev/null \
-    | grep busbw | sed 's/^/djl /' | tee -a "$OUT"
-  # One launch per op, bounded; leftover ranks are killed (timeout alone would orphan them).
+    | grep busbw | sed 's/^/djl /' | tee -a "$OUT" || echo "# djl run failed"
+}
+gloo() {
+  # One launch per op, bounded; its ranks run in a session of their own (setsid), so that the
+  # leftovers of a launch past the bound are killed by process group, not by a name that another
+  # run of this script on the machine shares (timeout alone would orphan them).
   for op in ${OPS//,/ }; do
-    PORT=$(free_port) "$PEERS/torch26" bash /peers/launch_torch.sh python3 "$N" \
+    PORT=$(free_port) setsid "$PEERS/torch26" bash /peers/launch_torch.sh python3 "$N" \
       /peers/torch_collectives_bench.py "$op" > "$OUT.gloo" 2> "$OUT.err" & GPID=$!
     for i in $(seq 1 1800); do kill -0 $GPID 2>/dev/null || break; sleep 0.1; done
-    pkill -f torch_collectives_bench.py 2>/dev/null || true; wait $GPID 2>/dev/null || true
+    kill -- -"$GPID" 2>/dev/null || true; wait $GPID 2>/dev/null || true
     grep busbw "$OUT.gloo" | sed 's/^/gloo /' | tee -a "$OUT" || true
     grep -q busbw "$OUT.gloo" || { echo "# gloo $op failed:"; grep -v Warning "$OUT.err" | tail -5; }
   done
+}
+for r in $(seq 1 "$REPEAT"); do
+  # alternate which goes first, so that neither always runs right after the other
+  if [ $((r % 2)) = 1 ]; then djl; gloo; else gloo; djl; fi
 done
 echo "# medians over $REPEAT runs, $N ranks: op bytes | djl time_us busbw | gloo time_us busbw | busbw ratio, time ratio (gloo/djl)"
 python3 - "$OUT" <<'PY'
