@@ -54,7 +54,12 @@ torch_ddp() { "$PEERS/torch26" bash /peers/launch_torch.sh python3 2 /peers/torc
 torch_one() { "$PEERS/torch26" python3 /peers/torch_gpt_bench.py $ARGS 2>&1 | grep '^params='; }
 
 LOG=$(mktemp -d); trap 'rm -rf "$LOG"' EXIT
-field() { grep -o "$1=[-0-9.]*" | head -1 | cut -d= -f2; }
+# field NAME: NAME's value on stdin's line, nothing (and status 0) when the line has none
+field() { { grep -o "$1=[-0-9.]*" || true; } | head -1 | cut -d= -f2; }
+# put FILE VALUE: appends VALUE to FILE, or counts a failed run in FILE.failed when it is empty (a
+# failed run must neither end the script under pipefail nor count as 0 in a median)
+put() { touch "$1"; if [ -n "$2" ]; then echo "$2" >> "$1"; else echo x >> "$1.failed"; fi; }
+failed() { [ -f "$1.failed" ] && echo " ($(wc -l < "$1.failed") of $REPEAT runs failed)"; true; }
 median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print "nan"; else print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 echo "# $ARGS $DDP_ARGS, one thread per rank, malloc $MALLOC; java: $("${JAVA:-java}" -version 2>&1 | head -1); load: $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq 1 "$REPEAT"); do
@@ -64,9 +69,9 @@ for r in $(seq 1 "$REPEAT"); do
     line=$($run || true)
     echo "$run run=$r $line"
     case $run in
-      *_ddp) echo "$line" | field comm_share >> "$LOG/$run.share"
-             echo "$line" | field tokens_per_s_per_rank >> "$LOG/$run.tps" ;;
-      *_one) echo "$line" | field tokens_per_s_per_rank >> "$LOG/$run.tps" ;;
+      *_ddp) put "$LOG/$run.share" "$(echo "$line" | field comm_share)"
+             put "$LOG/$run.tps" "$(echo "$line" | field tokens_per_s_per_rank)" ;;
+      *_one) put "$LOG/$run.tps" "$(echo "$line" | field tokens_per_s_per_rank)" ;;
     esac
   done
 done
@@ -74,6 +79,9 @@ JS=$(median < "$LOG/java_ddp.share"); PS=$(median < "$LOG/torch_ddp.share")
 J2=$(median < "$LOG/java_ddp.tps"); P2=$(median < "$LOG/torch_ddp.tps")
 J1=$(median < "$LOG/java_one.tps"); P1=$(median < "$LOG/torch_one.tps")
 echo "# medians over $REPEAT runs; load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+for run in java_ddp torch_ddp java_one torch_one; do
+  [ -f "$LOG/$run.tps.failed" ] && echo "# $run:$(failed "$LOG/$run.tps"), left out of its medians"
+done
 echo "comm_share: java=$JS pytorch=$PS ratio=$(awk -v a="$JS" -v b="$PS" 'BEGIN{printf "%.2f", a/b}') (target: <= 0.50)"
 echo "tokens_per_s 2 ranks (per rank): java=$J2 pytorch=$P2; 1 rank: java=$J1 pytorch=$P1"
 echo "scaling 2 ranks / 1 rank: java=$(awk -v a="$J2" -v b="$J1" 'BEGIN{printf "%.2f", 2*a/b}') pytorch=$(awk -v a="$P2" -v b="$P1" 'BEGIN{printf "%.2f", 2*a/b}') (target for java: >= 1.80)"

@@ -33,7 +33,12 @@ ours() {
 peer() { "$PEERS/torch26" bash /peers/launch_torch.sh python3 2 /peers/torch_fsdp_bench.py strategy="$1" $ARGS 2>&1 | grep '^strategy='; }
 
 LOG=$(mktemp -d); trap 'rm -rf "$LOG"' EXIT
-field() { grep -o "$1=[-0-9.]*" | head -1 | cut -d= -f2; }
+# field NAME: NAME's value on stdin's line, nothing (and status 0) when the line has none
+field() { { grep -o "$1=[-0-9.]*" || true; } | head -1 | cut -d= -f2; }
+# put FILE VALUE: appends VALUE to FILE, or counts a failed run in FILE.failed when it is empty (a
+# failed run must neither end the script under pipefail nor count as 0 in a median)
+put() { touch "$1"; if [ -n "$2" ]; then echo "$2" >> "$1"; else echo x >> "$1.failed"; fi; }
+failed() { [ -f "$1.failed" ] && echo " ($(wc -l < "$1.failed") of $REPEAT runs failed)"; true; }
 median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print "nan"; else print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 echo "# $ARGS, two ranks, one thread each; java: $("${JAVA:-java}" -version 2>&1 | head -1), $JAVA_OPTS; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq 1 "$REPEAT"); do
@@ -43,8 +48,8 @@ for r in $(seq 1 "$REPEAT"); do
     for who in $order; do
       line=$($who "$s" || true)
       echo "$who run=$r $line"
-      echo "$line" | field tokens_per_s_per_rank >> "$LOG/$who.$s.tps"
-      echo "$line" | field peak_rss_mib >> "$LOG/$who.$s.rss"
+      put "$LOG/$who.$s.tps" "$(echo "$line" | field tokens_per_s_per_rank)"
+      put "$LOG/$who.$s.rss" "$(echo "$line" | field peak_rss_mib)"
     done
   done
 done
@@ -55,5 +60,8 @@ if [ -f "$LOG/ours.DDP.rss" ]; then DDP_RSS=$(median < "$LOG/ours.DDP.rss"); DDP
 for s in $STRATEGIES; do
   OT=$(median < "$LOG/ours.$s.tps"); PT=$(median < "$LOG/peer.$s.tps")
   OR=$(median < "$LOG/ours.$s.rss"); PR=$(median < "$LOG/peer.$s.rss")
+  for who in ours peer; do
+    [ -f "$LOG/$who.$s.tps.failed" ] && echo "# $s, $who:$(failed "$LOG/$who.$s.tps"), left out of its medians"
+  done
   echo "$s: tokens/s per rank ours=$OT peer=$PT ratio=$(ratio "$OT" "$PT"); peak MiB ours=$OR peer=$PR ratio=$(ratio "$OR" "$PR"); vs our DDP: tokens/s $(ratio "$OT" "$DDP_TPS"), peak $(ratio "$OR" "$DDP_RSS")"
 done
