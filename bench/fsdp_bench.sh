@@ -10,6 +10,7 @@
 # Our JVMs run with a bounded heap (-Xmx512m -Xmn64m: FSDP's Java objects are small; an unbounded
 # young generation would count as resident memory the Python peer does not have).
 # usage: bench/fsdp_bench.sh [REPEAT=3] [STEPS=10] [BATCH=2] [CONTEXT=64] [LAYERS=8] [HEADS=12] [WIDTH=768]
+# Environment: MALLOC (tuned, the default, or default: see below), STRATEGIES, JAVA_OPTS.
 # Needs the peer: sudo ../shared/peers/setup.sh. Builds the examples' classpath if missing.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -24,6 +25,16 @@ if ! ls "$ROOT"/examples/target/lib/djl-distributed-fsdp-*.jar >/dev/null 2>&1; 
   (cd "$ROOT" && mvn -B -q -ntp -pl examples -am package -DskipTests) >&2
 fi
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+# The same glibc malloc settings on both sides, as in ddp_bench.sh: MALLOC=tuned (the default) gives
+# the peer too those bin/djlrun gives our workers (one arena, no mmap below 32 MiB, no trimming
+# below 1 GiB; without them here only ours had them); MALLOC=default runs both with glibc's.
+MALLOC=${MALLOC:-tuned}
+if [ "$MALLOC" = tuned ]; then
+  export MALLOC_ARENA_MAX=1 MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=1073741824
+else
+  unset "${!MALLOC_@}"
+  export GLIBC_TUNABLES= # keeps bin/djlrun from adding its settings
+fi
 # shellcheck disable=SC2086
 ours() {
   "$ROOT/bin/djlrun" --nproc-per-node 2 --jvm-opts "$JAVA_OPTS" \
@@ -40,7 +51,7 @@ field() { { grep -o "$1=[-0-9.]*" || true; } | head -1 | cut -d= -f2; }
 put() { touch "$1"; if [ -n "$2" ]; then echo "$2" >> "$1"; else echo x >> "$1.failed"; fi; }
 failed() { [ -f "$1.failed" ] && echo " ($(wc -l < "$1.failed") of $REPEAT runs failed)"; true; }
 median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print "nan"; else print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-echo "# $ARGS, two ranks, one thread each; java: $("${JAVA:-java}" -version 2>&1 | head -1), $JAVA_OPTS; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# $ARGS, two ranks, one thread each, malloc $MALLOC; java: $("${JAVA:-java}" -version 2>&1 | head -1), $JAVA_OPTS; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq 1 "$REPEAT"); do
   for s in $STRATEGIES; do
     order="ours peer"
