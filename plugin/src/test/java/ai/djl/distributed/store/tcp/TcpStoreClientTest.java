@@ -248,6 +248,9 @@ class TcpStoreClientTest {
 
     @Test
     void serverWaitsForTheWorldSize() throws Exception {
+        // The timeout bounds the whole build: starting the server and the master's own ADD too,
+        // which on a loaded machine took over 500 ms ("no reply to ADD [init/]"), before the wait
+        // for the other client that this test is about.
         StoreException e =
                 assertThrows(
                         StoreException.class,
@@ -257,7 +260,7 @@ class TcpStoreClientTest {
                                         .setPort(0)
                                         .optServer(true)
                                         .optWorldSize(2)
-                                        .optTimeout(Duration.ofMillis(500))
+                                        .optTimeout(Duration.ofSeconds(3))
                                         .build());
         assertTrue(e.getMessage().contains("1/2 clients joined"), e.getMessage());
         int port = freePort();
