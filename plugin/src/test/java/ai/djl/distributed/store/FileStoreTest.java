@@ -301,6 +301,7 @@ class FileStoreTest extends StoreContractTest {
             assertEquals("v", store.getString("k"), "readers share a shared lock");
             StoreException e = assertThrows(StoreException.class, () -> store.set("k", "w"));
             assertTrue(e.getMessage().contains("lock"), e.getMessage());
+            shared.release();
             store.setTimeout(Duration.ofSeconds(20));
             store.set("k", "w");
             assertTrue(shared.released(), "the write went in before the other lock was released");
@@ -309,6 +310,7 @@ class FileStoreTest extends StoreContractTest {
             store.setTimeout(SHORT);
             assertThrows(StoreException.class, () -> store.numKeys());
             assertThrows(StoreTimeoutException.class, () -> store.get("k"));
+            exclusive.release();
             store.setTimeout(Duration.ofSeconds(20));
             assertEquals("w", store.getString("k"));
             assertTrue(exclusive.released());
@@ -336,8 +338,10 @@ class FileStoreTest extends StoreContractTest {
     }
 
     /**
-     * A flock(1) process holding a lock on the store's file for about a second; it creates a marker
-     * file just before it lets go, so a test can tell that it waited for the release.
+     * A flock(1) process holding a lock on the store's file until {@link #release} (or {@link
+     * #close}), then for about a second more; it creates a marker file just before it lets go, so a
+     * test can tell that it waited for the release. Held until told, the lock outlasts any pause of
+     * the test (a short timeout that ran out on it cannot have run past the release).
      */
     private final class Holder implements AutoCloseable {
 
@@ -353,7 +357,7 @@ class FileStoreTest extends StoreContractTest {
                                     path.toString(),
                                     "sh",
                                     "-c",
-                                    "echo locked; sleep 1; : > '" + marker + "'")
+                                    "echo locked; read -r go; sleep 1; : > '" + marker + "'")
                             .redirectErrorStream(true)
                             .start();
             BufferedReader out =
@@ -367,8 +371,18 @@ class FileStoreTest extends StoreContractTest {
             return Files.exists(marker);
         }
 
+        /** Lets the lock go about a second from now. Idempotent. */
+        void release() {
+            try {
+                process.getOutputStream().close(); // read sees the end of its input
+            } catch (IOException e) {
+                // the process is gone: nothing is held
+            }
+        }
+
         @Override
         public void close() {
+            release();
             try {
                 if (process.waitFor(20, TimeUnit.SECONDS)) {
                     return;
