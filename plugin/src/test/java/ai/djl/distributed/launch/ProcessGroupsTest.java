@@ -60,9 +60,10 @@ class ProcessGroupsTest {
 
     @Test
     void aZombieIsNeitherAMemberNorRunning() throws Exception {
-        // `sleep 0` exits at once; its parent (the shell, then `sleep 30`) never collects it, as
-        // a launcher running as pid 1 never collects the orphans it inherits
-        Process p = startGroup(List.of("sh", "-c", "sleep 0 & echo $!; exec sleep 30"));
+        // The background `sleep` outlives the shell's exec, so no shell (dash or bash) collects
+        // it; its parent is then `sleep 30`, which never collects it, as a launcher running as
+        // pid 1 never collects the orphans it inherits
+        Process p = startGroup(List.of("sh", "-c", "sleep 0.5 & echo $!; exec sleep 30"));
         try {
             BufferedReader r =
                     new BufferedReader(
