@@ -333,10 +333,17 @@ public abstract class StoreContractTest {
         assertArrayEquals(b("item"), store.queuePop("only-queue"));
     }
 
-    @Test
-    void concurrentAddsLoseNothing() throws Exception {
+    /** A store operation one thread repeats on its handle. */
+    private interface Op {
+        void run(Store s);
+    }
+
+    /**
+     * Runs {@code op} {@code times} times on each of 8 threads at once, half of them on this
+     * store's handle and half on others.
+     */
+    private void onEightThreads(int times, Op op) throws Exception {
         int threads = 8;
-        int adds = 250;
         List<Store> handles = new ArrayList<>();
         for (int t = 0; t < threads; ++t) {
             handles.add(t % 2 == 0 ? store : other());
@@ -351,8 +358,8 @@ public abstract class StoreContractTest {
                         pool.submit(
                                 () -> {
                                     start.await();
-                                    for (int i = 0; i < adds; ++i) {
-                                        s.add("counter", 1);
+                                    for (int i = 0; i < times; ++i) {
+                                        op.run(s);
                                     }
                                     return null;
                                 }));
@@ -364,43 +371,20 @@ public abstract class StoreContractTest {
         } finally {
             pool.shutdownNow();
         }
-        assertEquals(threads * adds, store.add("counter", 0));
-        assertEquals(Integer.toString(threads * adds), store.getString("counter"));
+    }
+
+    @Test
+    void concurrentAddsLoseNothing() throws Exception {
+        onEightThreads(250, s -> s.add("counter", 1));
+        assertEquals(8 * 250, store.add("counter", 0));
+        assertEquals(Integer.toString(8 * 250), store.getString("counter"));
     }
 
     @Test
     void concurrentAppendsOfEqualBytesLoseNothing() throws Exception {
         // Every appender appends the same byte: a compareSet-based append that takes "the store
         // now holds what I wanted to write" for success drops the appends that raced with it.
-        int threads = 8;
-        int appends = 250;
-        List<Store> handles = new ArrayList<>();
-        for (int t = 0; t < threads; ++t) {
-            handles.add(t % 2 == 0 ? store : other());
-        }
-        CountDownLatch start = new CountDownLatch(1);
-        ExecutorService pool = Executors.newFixedThreadPool(threads);
-        try {
-            List<Future<?>> futures = new ArrayList<>();
-            for (int t = 0; t < threads; ++t) {
-                Store s = handles.get(t);
-                futures.add(
-                        pool.submit(
-                                () -> {
-                                    start.await();
-                                    for (int i = 0; i < appends; ++i) {
-                                        s.append("log", b("x"));
-                                    }
-                                    return null;
-                                }));
-            }
-            start.countDown();
-            for (Future<?> f : futures) {
-                f.get(50, TimeUnit.SECONDS);
-            }
-        } finally {
-            pool.shutdownNow();
-        }
-        assertEquals(threads * appends, store.get("log").length);
+        onEightThreads(250, s -> s.append("log", b("x")));
+        assertEquals(8 * 250, store.get("log").length);
     }
 }
