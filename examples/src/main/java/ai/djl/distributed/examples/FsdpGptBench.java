@@ -50,13 +50,14 @@ import java.util.Map;
  *
  * <p>Run under a launcher: {@code bin/djlrun --nproc-per-node 2
  * ai.djl.distributed.examples.FsdpGptBench [strategy=FULL_SHARD|SHARD_GRAD_OP|NO_SHARD|DDP]
- * [layers=8] [heads=12] [width=768] [context=64] [batch=2] [steps=10] [warmup=2] [heap_kib=4096]},
- * one thread per rank ({@code heap_kib}: FSDP's {@code optHeapThreshold}, 0 to leave the heap).
- * Rank 0 prints the peer's line: {@code strategy=... world=... params=... local_params=...
- * step_ms=... tokens_per_s_per_rank=... peak_rss_mib=... loss=...}, where {@code local_params}
- * counts the parameter elements this rank holds at rest and {@code peak_rss_mib} is the largest
- * peak resident memory of any rank (VmHWM), then {@code rest_mib}: the parameter, gradient and
- * optimizer bytes rank 0 holds at rest, counted from the arrays.
+ * [layers=8] [heads=12] [width=768] [context=64] [batch=2] [steps=10] [warmup=2] [heap_kib=4096]
+ * [checkpointing=0]}, one thread per rank ({@code heap_kib}: FSDP's {@code optHeapThreshold}, 0 to
+ * leave the heap; {@code checkpointing=1}: FSDP's {@code optActivationCheckpointing}). Rank 0
+ * prints the peer's line: {@code strategy=... world=... params=... local_params=... step_ms=...
+ * tokens_per_s_per_rank=... peak_rss_mib=... loss=...}, where {@code local_params} counts the
+ * parameter elements this rank holds at rest and {@code peak_rss_mib} is the largest peak resident
+ * memory of any rank (VmHWM), then {@code rest_mib}: the parameter, gradient and optimizer bytes
+ * rank 0 holds at rest, counted from the arrays.
  */
 public final class FsdpGptBench {
 
@@ -99,7 +100,9 @@ public final class FsdpGptBench {
                         "steps",
                         10,
                         "heap_kib",
-                        4096);
+                        4096,
+                        "checkpointing",
+                        0);
         Map<String, Integer> a = GptTrainBench.parse(new String[0], Map.of());
         a.putAll(defaults);
         a.putAll(GptTrainBench.parse(rest.toArray(new String[0]), defaults));
@@ -115,7 +118,14 @@ public final class FsdpGptBench {
                     new DefaultTrainingConfig(new CausalLmLoss())
                             .optOptimizer(GptTrainBench.peerAdamW())
                             .optDevices(new Device[] {Device.cpu()});
-            try (Trainer trainer = trainer(strategy, model, tc, group, a.get("heap_kib"))) {
+            try (Trainer trainer =
+                    trainer(
+                            strategy,
+                            model,
+                            tc,
+                            group,
+                            a.get("heap_kib"),
+                            a.get("checkpointing") != 0)) {
                 trainer.initialize(new Shape(batch, context));
                 NDArray[] xy =
                         GptTrainBench.randomBatch(
@@ -172,7 +182,8 @@ public final class FsdpGptBench {
             Model model,
             DefaultTrainingConfig tc,
             ProcessGroup group,
-            int heapKib) {
+            int heapKib,
+            boolean checkpointing) {
         if ("DDP".equals(strategy)) {
             return DistributedDataParallel.builder()
                     .setModel(model)
@@ -186,6 +197,7 @@ public final class FsdpGptBench {
                 .setProcessGroup(group)
                 .optStrategy(ShardingStrategy.valueOf(strategy))
                 .optHeapThreshold(heapKib * 1024L)
+                .optActivationCheckpointing(checkpointing)
                 .build();
     }
 

@@ -67,6 +67,7 @@ final class FlatUnit implements AutoCloseable {
     private Work gatherWork;
     private NDArray[] views;
     private boolean viewsReady;
+    private StorageResize evictedBy; // set while the gathered buffer's memory is freed
 
     private final BufferPool pool;
 
@@ -250,6 +251,13 @@ final class FlatUnit implements AutoCloseable {
      * Returns at once; the first {@link #view} waits for the gather.
      */
     void gather() {
+        if (evictedBy != null) {
+            // Into the same storage: autograd's saved references to the views see the values again.
+            evictedBy.restore(gatheredArray);
+            evictedBy = null;
+            fill();
+            return;
+        }
         if (views != null) {
             return;
         }
@@ -260,6 +268,11 @@ final class FlatUnit implements AutoCloseable {
         }
         gatheredArray = pool.take(chunk * shards);
         gathered = new FlatBuffer("unit " + spec.name(), gatheredArray, slots);
+        fill();
+        views = gathered.views();
+    }
+
+    private void fill() {
         if (shards == 1) {
             // A copy rather than views of the shard: the optimizer updates the shard in place,
             // which autograd forbids under views that took gradients.
@@ -275,7 +288,43 @@ final class FlatUnit implements AutoCloseable {
         } else {
             gatherWork = shardGroup.allGatherIntoTensorAsync(gathered.getArray(), shard);
         }
-        views = gathered.views();
+    }
+
+    /**
+     * Frees the gathered parameters' memory after the unit's forward pass, as PyTorch's FSDP does,
+     * keeping their views, which autograd's graph of that pass references: the next {@link #gather}
+     * (for the backward pass) fills the same storage again. Nothing when not gathered.
+     *
+     * @param resize the resizer of this process's libtorch
+     */
+    void evict(StorageResize resize) {
+        if (views == null || evictedBy != null || shards == 1) {
+            // One shard: the gather is a copy that the FlatBuffer writes through the memory it
+            // mapped when made, which a resize would move; and the rank holds the unit anyway.
+            return;
+        }
+        if (gatherWork != null) {
+            gatherWork.waitFor(); // never free memory a collective is writing
+            gatherWork = null;
+        }
+        resize.free(gatheredArray);
+        evictedBy = resize;
+    }
+
+    /**
+     * Waits for the gather in flight, if any: a backward pass that reads the views through
+     * autograd's saved references, not through {@link #view}, must not start before it.
+     */
+    void awaitGather() {
+        if (gatherWork != null) {
+            gatherWork.waitFor();
+            gatherWork = null;
+        }
+    }
+
+    /** Whether the gathered parameters' memory is freed by {@link #evict} (tests read it). */
+    boolean isEvicted() {
+        return evictedBy != null && evictedBy.isFreed(gatheredArray);
     }
 
     /**
@@ -285,19 +334,20 @@ final class FlatUnit implements AutoCloseable {
      *     arrays handed to collectives must not require gradients)
      */
     NDArray view(int i, boolean training) {
-        if (views == null) {
+        if (views == null || evictedBy != null) {
             throw new IllegalStateException(
                     "unit "
                             + spec.name()
                             + ": parameter "
                             + spec.names().get(i)
-                            + " fetched while the unit is not gathered (expected: every stage to"
-                            + " list the parameters it fetches)");
+                            + (views == null
+                                    ? " fetched while the unit is not gathered (expected: every"
+                                            + " stage to list the parameters it fetches)"
+                                    : " fetched while the unit's memory is freed after its"
+                                            + " forward pass (expected: the unit gathered again"
+                                            + " first)"));
         }
-        if (gatherWork != null) {
-            gatherWork.waitFor();
-            gatherWork = null;
-        }
+        awaitGather();
         if (training && !viewsReady) {
             for (int k = 0; k < shapes.length; k++) {
                 views[k].setRequiresGradient(true);
@@ -406,6 +456,11 @@ final class FlatUnit implements AutoCloseable {
                     gatherWork = null;
                 }
             }
+        }
+        if (evictedBy != null) {
+            // back to the size the pool hands out (memory not touched, so not yet resident)
+            evictedBy.restore(gatheredArray);
+            evictedBy = null;
         }
         if (gathered != null) {
             gathered.close();

@@ -100,6 +100,7 @@ public final class FullyShardedDataParallel extends Trainer {
     private final BufferPool pool;
     private final long seedBase;
     private final long slice;
+    private final boolean checkpointing;
 
     private List<FlatUnit> units;
     private UnitLayout layout;
@@ -135,6 +136,7 @@ public final class FullyShardedDataParallel extends Trainer {
         }
         seedBase = RandomUtils.RANDOM.nextLong();
         slice = b.slice;
+        checkpointing = b.checkpointing;
     }
 
     /**
@@ -558,7 +560,43 @@ public final class FullyShardedDataParallel extends Trainer {
         units = Collections.unmodifiableList(list);
         layout = l;
         store.setUnits(units);
-        staged = new StagedStep(stages, l, units, store, getManager(), strategy, seedBase);
+        staged =
+                new StagedStep(
+                        stages,
+                        l,
+                        units,
+                        store,
+                        getManager(),
+                        strategy,
+                        checkpointing,
+                        reshardInPlace(),
+                        seedBase);
+    }
+
+    /**
+     * The resizer that frees a unit's memory after its forward pass for a strategy that reshards,
+     * or null where the backward pass must recompute instead (a GPU, another libtorch), said once.
+     */
+    private StorageResize reshardInPlace() {
+        if (!strategy.reshardsAfterForward() || checkpointing) {
+            return null;
+        }
+        if (!Device.Type.CPU.equals(getManager().getDevice().getDeviceType())) {
+            logger.info(
+                    "{} on {}: each unit's forward pass is recomputed for its backward pass"
+                            + " (freeing gathered memory in place is done on CPU only)",
+                    strategy,
+                    getManager().getDevice());
+            return null;
+        }
+        StorageResize r = StorageResize.get(getManager()).orElse(null);
+        if (r == null) {
+            logger.warn(
+                    "{}: each unit's forward pass is recomputed for its backward pass: {}",
+                    strategy,
+                    StorageResize.whyUnavailable());
+        }
+        return r;
     }
 
     /** Builds a {@link FullyShardedDataParallel}. */
@@ -570,6 +608,7 @@ public final class FullyShardedDataParallel extends Trainer {
         private double maxGradNorm;
         private long heapThreshold = 4 << 20;
         private long slice = FlatUnit.SLICE;
+        private boolean checkpointing;
 
         Builder() {}
 
@@ -597,6 +636,24 @@ public final class FullyShardedDataParallel extends Trainer {
          */
         public Builder optStrategy(ShardingStrategy strategy) {
             this.strategy = strategy;
+            return this;
+        }
+
+        /**
+         * Recomputes each unit's forward pass during the backward pass from the unit's input
+         * instead of keeping its activations (activation checkpointing: PyTorch's {@code
+         * checkpoint_wrapper} on each unit; default off). It trades one more forward pass per step
+         * for memory: only the units' inputs are kept between the passes. Without it, {@link
+         * ShardingStrategy#FULL_SHARD} frees each unit's gathered parameters after its forward pass
+         * and gathers them again into the same memory for its backward, as PyTorch's FSDP does;
+         * where that memory cannot be freed in place (a GPU, a libtorch other than 2.7.1), it
+         * recomputes anyway, and says so once.
+         *
+         * @param checkpointing whether to recompute
+         * @return this builder
+         */
+        public Builder optActivationCheckpointing(boolean checkpointing) {
+            this.checkpointing = checkpointing;
             return this;
         }
 

@@ -24,14 +24,15 @@ public enum ShardingStrategy {
 
     /**
      * Parameters, gradients and optimizer state sharded (ZeRO-3); each unit's parameters are
-     * gathered just before its forward and freed after it, gathered again for its backward, which
-     * recomputes its activations from the unit's input (activation checkpointing).
+     * gathered just before its forward and freed after it, gathered again for its backward (into
+     * the same memory, freed in place as PyTorch's FSDP does; where that cannot be done, the
+     * backward recomputes the unit's forward from its input, as with activation checkpointing).
      */
     FULL_SHARD,
 
     /**
      * Gradients and optimizer state sharded, parameters sharded at rest (ZeRO-2 as FSDP offers it):
-     * a unit's parameters stay gathered from its forward to its backward, without recompute.
+     * a unit's parameters stay gathered from its forward to its backward.
      */
     SHARD_GRAD_OP,
 

@@ -37,12 +37,17 @@ import java.util.List;
  * detached copy of the previous stage's outputs that takes gradients; the gradient it receives is
  * the upstream gradient of the previous stage.
  *
- * <p>With recompute (activation checkpointing, for {@link ShardingStrategy#FULL_SHARD}), the
- * forward pass runs every stage but the last without recording and keeps only the stages' inputs;
- * the backward pass runs each stage again, recording, from its stored input, then backpropagates
- * through it. The torch random generator is seeded identically for a stage's two runs, so dropout
- * draws the same masks. The last stage always records: its outputs are what the caller computes the
- * loss from, and they live in the manager of the caller's inputs, as a DJL forward pass's do.
+ * <p>Without recompute, {@link ShardingStrategy#FULL_SHARD} frees each unit's gathered memory in
+ * place after its forward pass ({@link FlatUnit#evict}), and the backward pass gathers it again
+ * into the same storage, which autograd's saved views still reference, before the unit's segment.
+ *
+ * <p>With recompute (activation checkpointing, asked for, or FULL_SHARD where memory cannot be
+ * freed in place), the forward pass runs every stage but the last without recording and keeps only
+ * the stages' inputs; the backward pass runs each stage again, recording, from its stored input,
+ * then backpropagates through it. The torch random generator is seeded identically for a stage's
+ * two runs, so dropout draws the same masks. The last stage always records: its outputs are what
+ * the caller computes the loss from, and they live in the manager of the caller's inputs, as a DJL
+ * forward pass's do.
  *
  * <p>Every unit is gathered and reduced in every pass, in stage order, whatever the stages use:
  * ranks whose forward passes differ cannot hang each other. Not thread-safe: the training thread
@@ -58,6 +63,7 @@ final class StagedStep {
     private final ShardedParameterStore store;
     private final NDManager manager;
     private final boolean recompute;
+    private final StorageResize evict; // null unless units are freed after forward, not recomputed
     private final boolean reshard;
     private final long seedBase;
     private long passes;
@@ -77,6 +83,8 @@ final class StagedStep {
             ShardedParameterStore store,
             NDManager manager,
             ShardingStrategy strategy,
+            boolean checkpointing,
+            StorageResize resize,
             long seedBase) {
         this.stages = stages;
         this.layout = layout;
@@ -84,7 +92,12 @@ final class StagedStep {
         this.store = store;
         this.manager = manager;
         this.reshard = strategy.reshardsAfterForward();
-        this.recompute = reshard && stages.size() > 1;
+        // Resharding frees a unit after its forward: where the memory under autograd's saved
+        // references can be freed in place, the backward gathers into it again; otherwise, or when
+        // asked, it recomputes each stage's forward (activation checkpointing).
+        boolean staged = stages.size() > 1;
+        this.recompute = staged && (checkpointing || (reshard && resize == null));
+        this.evict = staged && reshard && !recompute ? resize : null;
         this.seedBase = seedBase;
     }
 
@@ -168,6 +181,9 @@ final class StagedStep {
             NDList out = stages.get(k).forward(store, in, true);
             outputs[k] = out;
             x = out;
+            if (evict != null && !last) {
+                evictAfterForward(k);
+            }
         }
         return x;
     }
@@ -246,6 +262,10 @@ final class StagedStep {
                     } else {
                         in = inputs[k];
                         out = outputs[k];
+                        // the graph reads the units gathered again through its saved references
+                        for (int u : layout.unitsOfStage(k)) {
+                            units.get(u).awaitGather();
+                        }
                     }
                     Segments.backwardThrough(out, g);
                     g = k > 0 ? Segments.gradients(in, pass) : null;
@@ -340,6 +360,15 @@ final class StagedStep {
             // Units the last stage uses stay: its forward records, and its backward comes first.
             if (layout.units().get(u).lastStage() == k) {
                 units.get(u).release();
+            }
+        }
+    }
+
+    private void evictAfterForward(int k) {
+        for (int u : layout.unitsOfStage(k)) {
+            // Units the last stage uses stay: its backward comes first.
+            if (layout.units().get(u).lastStage() == k) {
+                units.get(u).evict(evict);
             }
         }
     }

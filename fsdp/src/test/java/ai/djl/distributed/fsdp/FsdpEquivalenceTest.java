@@ -78,6 +78,12 @@ class FsdpEquivalenceTest {
 
     private static List<Map<String, float[]>> train(
             int ranks, ShardingStrategy strategy, double maxNorm, int meshRows) throws Exception {
+        return train(ranks, strategy, maxNorm, meshRows, false);
+    }
+
+    private static List<Map<String, float[]>> train(
+            int ranks, ShardingStrategy strategy, double maxNorm, int meshRows, boolean recompute)
+            throws Exception {
         return Fixture.ranks(
                 ranks,
                 (group, manager) -> {
@@ -89,6 +95,7 @@ class FsdpEquivalenceTest {
                     FullyShardedDataParallel.Builder b =
                             FullyShardedDataParallel.builder()
                                     .optStrategy(strategy)
+                                    .optActivationCheckpointing(recompute)
                                     .optimizerSlice(1000);
                     if (maxNorm > 0) {
                         b.optClipGradNorm(maxNorm);
@@ -132,13 +139,28 @@ class FsdpEquivalenceTest {
     @EnumSource(ShardingStrategy.class)
     void twoAndThreeRanksEqualOneProcessOnTheConcatenatedBatches(ShardingStrategy strategy)
             throws Exception {
+        twoAndThreeRanks(strategy, false);
+    }
+
+    /** The same with activation checkpointing: each unit's forward recomputed for its backward. */
+    @ParameterizedTest
+    @EnumSource(
+            value = ShardingStrategy.class,
+            names = {"FULL_SHARD", "SHARD_GRAD_OP"})
+    void withRecomputeTwoAndThreeRanksEqualOneProcessToo(ShardingStrategy strategy)
+            throws Exception {
+        twoAndThreeRanks(strategy, true);
+    }
+
+    private static void twoAndThreeRanks(ShardingStrategy strategy, boolean recompute)
+            throws Exception {
         for (int ranks :
                 strategy == ShardingStrategy.HYBRID_SHARD ? new int[] {2, 4} : new int[] {2, 3}) {
             double[] norms = new double[STEPS];
             Map<String, float[]> expected = reference(ranks, MAX_NORM, norms);
             // The bound is below the norm, so clipping changes the result.
             assertTrue(norms[0] > MAX_NORM, "norm " + norms[0]);
-            List<Map<String, float[]>> runs = train(ranks, strategy, MAX_NORM, 2);
+            List<Map<String, float[]>> runs = train(ranks, strategy, MAX_NORM, 2, recompute);
             for (String name : expected.keySet()) {
                 double err = Fixture.relativeError(runs.get(0).get(name), expected.get(name));
                 assertTrue(err <= 1e-6, ranks + " ranks, " + name + ": " + err);

@@ -150,6 +150,10 @@ class FsdpPassesTest {
                                 try (FullyShardedDataParallel t =
                                         FullyShardedDataParallel.builder()
                                                 .optStrategy(strategy)
+                                                // FULL_SHARD as these passes were written for:
+                                                // with its recompute
+                                                .optActivationCheckpointing(
+                                                        strategy == ShardingStrategy.FULL_SHARD)
                                                 .setModel(model)
                                                 .setTrainingConfig(config())
                                                 .setProcessGroup(group)

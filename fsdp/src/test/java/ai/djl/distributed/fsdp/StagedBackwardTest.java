@@ -32,7 +32,7 @@ import ai.djl.util.Pair;
 
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -41,10 +41,9 @@ import java.util.Map;
 
 /**
  * The staged backward pass gives the gradients of an ordinary one (a single backward through the
- * whole graph), with dropout and the tied embedding: without recompute ({@code SHARD_GRAD_OP}, the
- * same generator seed before both forward passes) and with it ({@code FULL_SHARD}, whose stages
- * each reseed the generator: the reference reseeds the same way before each stage of one recorded
- * forward pass).
+ * whole graph), with dropout and the tied embedding: without recompute (the same generator seed
+ * before both forward passes) and with it (activation checkpointing, whose stages each reseed the
+ * generator: the reference reseeds the same way before each stage of one recorded forward pass).
  */
 @Timeout(120)
 class StagedBackwardTest {
@@ -52,10 +51,9 @@ class StagedBackwardTest {
     private static final float DROPOUT = 0.2f;
 
     @ParameterizedTest
-    @EnumSource(
-            value = ShardingStrategy.class,
-            names = {"FULL_SHARD", "SHARD_GRAD_OP"})
-    void stagedGradientsEqualAnOrdinaryBackward(ShardingStrategy strategy) throws Exception {
+    @CsvSource({"FULL_SHARD,true", "FULL_SHARD,false", "SHARD_GRAD_OP,false", "SHARD_GRAD_OP,true"})
+    void stagedGradientsEqualAnOrdinaryBackward(ShardingStrategy strategy, boolean checkpointing)
+            throws Exception {
         long seed = 17;
         // FSDP on one rank: its shards are whole units, their gradients the full gradients.
         Object[] staged =
@@ -68,7 +66,9 @@ class StagedBackwardTest {
                                                             model,
                                                             group,
                                                             FullyShardedDataParallel.builder()
-                                                                    .optStrategy(strategy))) {
+                                                                    .optStrategy(strategy)
+                                                                    .optActivationCheckpointing(
+                                                                            checkpointing))) {
                                         NDList[] batch = Fixture.tokens(manager, 0, 0, 3);
                                         JniUtils.setSeed(seed);
                                         Fixture.backward(t, batch);
@@ -97,7 +97,7 @@ class StagedBackwardTest {
             GptModel gpt = (GptModel) model.getBlock();
             try (GradientCollector c = t.newGradientCollector()) {
                 NDList out;
-                if (strategy == ShardingStrategy.SHARD_GRAD_OP) {
+                if (!checkpointing) {
                     JniUtils.setSeed(seed);
                     out = t.forward(batch[0]);
                 } else {
