@@ -13,12 +13,16 @@
  */
 package ai.djl.distributed.transformer;
 
+import ai.djl.Device;
 import ai.djl.MalformedModelException;
 import ai.djl.Model;
 import ai.djl.distributed.transformer.data.Tokenizer;
 import ai.djl.distributed.transformer.data.Tokenizers;
+import ai.djl.ndarray.NDManager;
+import ai.djl.ndarray.types.DataType;
 import ai.djl.ndarray.types.Shape;
 import ai.djl.nn.Parameter;
+import ai.djl.util.Pair;
 import ai.djl.util.PairList;
 
 import java.io.IOException;
@@ -27,7 +31,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * A trained model on disk: one directory holding the parameters ({@code gpt-0000.params}, DJL's
@@ -170,51 +177,36 @@ public final class GptCheckpoint implements AutoCloseable {
     }
 
     /**
-     * Checks every loaded parameter against the shape the configuration gives it: DJL's loader
-     * takes each array's shape from the file, so a parameter file of another shape (a stale or
-     * mixed-up file) would otherwise load and fail, or compute something else, only later.
+     * Checks every loaded parameter against the shape the model's own blocks give it for the
+     * configuration: DJL's loader takes each array's shape from the file, so a parameter file of
+     * another shape (a stale or mixed-up file) would otherwise load and fail, or compute something
+     * else, only later.
+     *
+     * <p>No I/O: it reads the block, which {@link #load} alone holds until it returns, and builds
+     * the expectation from a model of its own ({@link #expectedShapes}).
      */
     private static void checkShapes(Path dir, GptModel block) throws MalformedModelException {
         GptConfig c = block.getConfig();
-        long w = c.getWidth();
-        long hidden = w * c.getMlpRatio();
-        Shape width = new Shape(w);
-        List<Shape> expected = new ArrayList<>();
-        expected.add(new Shape(c.getVocabSize(), w));
-        expected.add(new Shape(c.getContextLength(), w));
-        for (int i = 0; i < c.getLayers(); i++) {
-            expected.add(width); // ln1 gamma
-            expected.add(width); // ln1 beta
-            expected.add(new Shape(3 * w, w)); // qkv
-            expected.add(new Shape(3 * w));
-            expected.add(new Shape(w, w)); // proj
-            expected.add(width);
-            expected.add(width); // ln2 gamma
-            expected.add(width); // ln2 beta
-            expected.add(new Shape(hidden, w)); // fc
-            expected.add(new Shape(hidden));
-            expected.add(new Shape(w, hidden)); // out
-            expected.add(width);
-        }
-        expected.add(width); // final LayerNorm gamma
-        expected.add(width); // final LayerNorm beta
+        Map<String, Shape> expected = expectedShapes(c);
         PairList<String, Parameter> params = block.getParameters();
-        if (params.size() != expected.size()) {
-            // the model's own structure, not the file: a change to the architecture not made here
+        if (!expected.keySet().equals(new HashSet<>(params.keys()))) {
+            // not the file's doing (DJL refuses a file whose names differ from the block's): two
+            // GptModels of one configuration that differ, a structure that is not its config's
             throw new IllegalStateException(
-                    params.size() + " parameters (expected: " + expected.size() + ")");
+                    "parameters " + params.keys() + " (expected: " + expected.keySet() + ")");
         }
-        for (int i = 0; i < params.size(); i++) {
-            Shape got = params.valueAt(i).getArray().getShape();
-            if (!got.equals(expected.get(i))) {
+        for (Pair<String, Parameter> p : params) {
+            Shape got = p.getValue().getArray().getShape();
+            Shape want = expected.get(p.getKey());
+            if (!got.equals(want)) {
                 throw new MalformedModelException(
                         dir
                                 + ": parameter "
-                                + params.keyAt(i)
+                                + p.getKey()
                                 + " has shape "
                                 + got
                                 + " (expected: "
-                                + expected.get(i)
+                                + want
                                 + " for "
                                 + c
                                 + " of "
@@ -222,6 +214,36 @@ public final class GptCheckpoint implements AutoCloseable {
                                 + ")");
             }
         }
+    }
+
+    /**
+     * The shape of every parameter of a {@link GptModel} of a configuration, by parameter name, as
+     * the model's blocks set them when initialized: derived from the model rather than listed here,
+     * so that a change to its structure cannot leave this check behind.
+     *
+     * <p>A fresh model is initialized with a scalar in place of every array: the blocks set the
+     * shapes (DJL's {@code prepare}) before they ask the initializer for an array, and the
+     * parameter keeps the shape it was prepared with, so nothing of the model's size is allocated
+     * or drawn at random (a real initialization would be a second copy of the model, drawn at
+     * random, on the default device, only to be thrown away). The scalars live on a CPU manager
+     * closed before this returns. Does no I/O and shares nothing: safe from any thread.
+     *
+     * @param config the configuration
+     * @return each parameter's name and shape, in the model's order
+     */
+    static Map<String, Shape> expectedShapes(GptConfig config) {
+        GptModel fresh = new GptModel(config);
+        fresh.setInitializer(
+                (manager, shape, dataType) -> manager.zeros(new Shape(), dataType), p -> true);
+        Map<String, Shape> shapes = new LinkedHashMap<>();
+        try (NDManager scratch = NDManager.newBaseManager(Device.cpu())) {
+            // any (batch, time) within the context: no parameter's shape depends on them
+            fresh.initialize(scratch, DataType.FLOAT32, new Shape(1, config.getContextLength()));
+            for (Pair<String, Parameter> p : fresh.getParameters()) {
+                shapes.put(p.getKey(), p.getValue().getShape());
+            }
+        }
+        return shapes;
     }
 
     /**

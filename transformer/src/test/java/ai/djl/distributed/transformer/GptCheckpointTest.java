@@ -26,13 +26,23 @@ import ai.djl.distributed.transformer.data.Tokenizer;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDManager;
 import ai.djl.ndarray.types.DataType;
+import ai.djl.ndarray.types.Shape;
+import ai.djl.nn.Parameter;
+import ai.djl.util.Pair;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -103,6 +113,85 @@ class GptCheckpointTest {
         try (GptCheckpoint loaded = GptCheckpoint.load(dir)) {
             assertEquals(config, loaded.getBlock().getConfig());
         }
+    }
+
+    @Test
+    void refusesAParameterFileWithOneParameterOfAnotherShape(@TempDir Path dir) throws Exception {
+        GptConfig config = GptConfig.preset("tiny").setVocabSize(256).build();
+        // the second block's MLP expansion, (out, in) = (4 * 32, 32) as torch.nn.Linear's; DJL
+        // numbers each child block in the name
+        String name = "02block1_04mlp_01fc_weight";
+        Shape built = new Shape(128, 32);
+        Shape transposed = new Shape(32, 128);
+        Path good = dir.resolve("good");
+        Path bad = dir.resolve("bad");
+        try (Model model = TestModels.newModel(config, 9, DataType.FLOAT32);
+                NDManager m = NDManager.newBaseManager()) {
+            NDArray tokens = TestModels.randomTokens(m, 2, 32, 256, 4);
+            float[] before = GptModelTest.forward(model, tokens).toFloatArray();
+            GptCheckpoint.save(good, model, new ByteTokenizer());
+            Parameter fc = model.getBlock().getParameters().get(name);
+            assertEquals(built, fc.getArray().getShape(), "the model as built");
+            replaceArray(model, fc, m.zeros(transposed));
+            GptCheckpoint.save(bad, model, new ByteTokenizer());
+
+            MalformedModelException e =
+                    assertThrows(MalformedModelException.class, () -> GptCheckpoint.load(bad));
+            assertTrue(
+                    e.getMessage()
+                            .startsWith(
+                                    bad
+                                            + ": parameter "
+                                            + name
+                                            + " has shape (32, 128) (expected: (128, 32) for "),
+                    e.getMessage());
+            // the same model saved before the change loads, and computes what it did
+            try (GptCheckpoint loaded = GptCheckpoint.load(good)) {
+                float[] after = GptModelTest.forward(loaded.getModel(), tokens).toFloatArray();
+                assertArrayEquals(before, after, 0f);
+            }
+        }
+    }
+
+    @Test
+    void theExpectedShapesAreThoseOfAnInitializedModel() {
+        GptConfig config = GptConfig.preset("tiny").setVocabSize(259).setLayers(3).build();
+        Map<String, Shape> expected = GptCheckpoint.expectedShapes(config);
+        try (Model model = TestModels.newModel(config, 9, DataType.FLOAT32)) {
+            Map<String, Shape> initialized = new LinkedHashMap<>();
+            for (Pair<String, Parameter> p : model.getBlock().getParameters()) {
+                initialized.put(p.getKey(), p.getValue().getArray().getShape());
+            }
+            assertEquals(initialized, expected);
+            assertEquals(List.copyOf(initialized.keySet()), List.copyOf(expected.keySet()));
+        }
+        // a few by hand: embeddings (vocabulary, width) and (context, width); qkv (3 width, width)
+        assertEquals(new Shape(259, 32), expected.get("tokenEmbedding"));
+        assertEquals(new Shape(32, 32), expected.get("positionEmbedding"));
+        assertEquals(new Shape(96, 32), expected.get("03block2_02attn_01qkv_weight"));
+        assertEquals(new Shape(32), expected.get("04lnFinal_beta"));
+        assertEquals(2 + 3 * 12 + 2, expected.size());
+    }
+
+    /**
+     * Puts an array of another shape into an initialized parameter. {@link Parameter#setArray}
+     * refuses a parameter that has a shape; DJL's own parameter record ({@link Parameter#save},
+     * then {@link Parameter#load}) is how a checkpoint's array gets in, so it goes in that way.
+     */
+    private static void replaceArray(Model model, Parameter p, NDArray array)
+            throws IOException, MalformedModelException {
+        Parameter carrier =
+                Parameter.builder()
+                        .setName(p.getName())
+                        .setType(p.getType())
+                        .optArray(array)
+                        .build();
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        carrier.save(new DataOutputStream(bytes));
+        p.close();
+        p.load(
+                model.getNDManager(),
+                new DataInputStream(new ByteArrayInputStream(bytes.toByteArray())));
     }
 
     @Test
