@@ -67,6 +67,20 @@ public final class CudaCompatibility {
     private static final byte[] MARK = "NCCL version ".getBytes(StandardCharsets.US_ASCII);
     private static final int WINDOW = 64; // bytes kept after a mark: the banner is shorter
 
+    /**
+     * A CUDA runtime's file name. auditwheel's hash is the first 8 hex digits (lower case) of the
+     * file's SHA-256: exactly that, so that another library whose name only starts alike ({@code
+     * libcudart-shim.so.1}) is not taken for the runtime. The major has at most 9 digits, so it
+     * always fits an int; every later part is digits, so a name with other text is refused rather
+     * than read up to its first dot (a sign, {@code +12} or {@code -1}, is no digit either). The
+     * kernel appends {@code " (deleted)"} to a mapped file no longer on disk (a wheel upgraded
+     * under the running process).
+     */
+    private static final Pattern RUNTIME =
+            Pattern.compile(
+                    "libcudart(?:-[0-9a-f]{8})?\\.so\\.([0-9]{1,9})(?:\\.[0-9]+)*"
+                            + "(?: \\(deleted\\))?");
+
     private CudaCompatibility() {}
 
     /**
@@ -76,7 +90,7 @@ public final class CudaCompatibility {
      * @param ncclCuda the CUDA NCCL was built for
      * @param driver the CUDA the driver supports
      * @param runtimeMajor the major of the CUDA runtime already in the process ({@code
-     *     libcudart.so.N}), if any
+     *     libcudart.so.N}, see {@link #runtimeMajor}), if any
      * @return the problem, or empty when they match
      */
     public static Optional<String> mismatch(
@@ -113,22 +127,38 @@ public final class CudaCompatibility {
     }
 
     /**
-     * Returns the major of the CUDA runtime mapped in a process ({@code libcudart.so.N}).
+     * Returns the major of the CUDA runtime mapped in a process: the first mapped file named as a
+     * versioned runtime (see {@link #runtimeMajorOfName}).
      *
      * @param maps the process's mapped files
      * @return N, if a versioned libcudart is mapped
      */
     public static OptionalInt runtimeMajor(ProcessMaps maps) {
-        for (Path p : maps.named("libcudart.so.")) {
-            String rest = String.valueOf(p.getFileName()).substring("libcudart.so.".length());
-            int dot = rest.indexOf('.');
-            try {
-                return OptionalInt.of(Integer.parseInt(dot < 0 ? rest : rest.substring(0, dot)));
-            } catch (NumberFormatException e) {
-                // libcudart.so.x with a suffix that is not a version: look on.
+        for (Path p : maps.named("libcudart")) {
+            OptionalInt major = runtimeMajorOfName(String.valueOf(p.getFileName()));
+            if (major.isPresent()) {
+                return major;
             }
         }
         return OptionalInt.empty();
+    }
+
+    /**
+     * Reads the major of a CUDA runtime from its file name: {@code libcudart.so.N}, with or without
+     * the {@code .minor.patch} that follows as the toolkit installs it ({@code
+     * libcudart.so.12.4.127}), or {@code libcudart-HHHHHHHH.so.N...}, the name auditwheel gives a
+     * library it bundles into a wheel ({@code torch/lib/libcudart-d0da41ae.so.11.0} in PyTorch's
+     * wheels that carried their CUDA). A mapped file since deleted ({@code " (deleted)"} in the
+     * maps) still counts. Anything else is no runtime's name: {@code libcudart.so} (the link-time
+     * name, no version), {@code libcudart_static}, {@code libcudart-shim.so.1} (not a hash), a
+     * version with other text in it ({@code libcudart.so.12.bak}). Stateless.
+     *
+     * @param fileName a file name, without its directory
+     * @return N, if the name is a versioned runtime's
+     */
+    static OptionalInt runtimeMajorOfName(String fileName) {
+        Matcher m = RUNTIME.matcher(fileName);
+        return m.matches() ? OptionalInt.of(Integer.parseInt(m.group(1))) : OptionalInt.empty();
     }
 
     /**

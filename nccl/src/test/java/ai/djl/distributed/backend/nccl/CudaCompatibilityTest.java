@@ -104,6 +104,73 @@ class CudaCompatibilityTest {
     }
 
     @Test
+    void aHashedRuntimeNameAsAuditwheelGraftsItIsRead() {
+        // auditwheel renames a library it bundles base-<8 hex of its SHA-256>.ext: PyTorch's
+        // older wheels carry torch/lib/libcudart-<hash>.so.11.0 so
+        assertEquals(OptionalInt.of(11), majorOf("/site/torch/lib/libcudart-d0da41ae.so.11.0"));
+        assertEquals(OptionalInt.of(12), majorOf("/site/torch/lib/libcudart-1a2b3c4d.so.12"));
+        assertEquals(OptionalInt.of(10), majorOf("/site/torch/lib/libcudart-1b201d85.so.10.1"));
+    }
+
+    @Test
+    void aRuntimeReplacedOnDiskWhileMappedStillCounts() {
+        // the kernel appends " (deleted)" to a mapped file since removed, e.g. a wheel upgraded
+        // under a running process: the old library is still the process's runtime
+        assertEquals(
+                OptionalInt.of(13), majorOf("/site/nvidia/cu13/lib/libcudart.so.13 (deleted)"));
+        assertEquals(
+                OptionalInt.of(11),
+                majorOf("/site/torch/lib/libcudart-d0da41ae.so.11.0 (deleted)"));
+    }
+
+    @Test
+    void namesThatAreNotAVersionedRuntimeAreNotRead() {
+        for (String name :
+                List.of(
+                        "libcudart.so", // the link-time name: no version
+                        "libcudart.so.", // nothing after the dot
+                        "libcudart_static.a",
+                        "libcudart_static.so.12",
+                        "libcudart-1a2b3c4d.so", // hashed, no version
+                        "libcudart-shim.so.12", // a wrapper, not a hash
+                        "libcudart-1a2b3c4.so.12", // seven hex digits
+                        "libcudart-1a2b3c4d5.so.12", // nine
+                        "libcudart-1A2B3C4D.so.12", // auditwheel's hashes are lower case
+                        "libcudart.so.x12",
+                        "libcudart.so.12abc",
+                        "libcudart.so.12.bak",
+                        "libcudart.so.12.4.x",
+                        "libcudart.so.+12", // Integer.parseInt's sign
+                        "libcudart.so.-1",
+                        "libcudart.so.99999999999", // past an int
+                        "libcudart.so.12 (gone)",
+                        "libcudartx.so.12",
+                        "libcudart.so.12.gz")) {
+            assertEquals(OptionalInt.empty(), majorOf("/x/" + name), name);
+        }
+        // a directory of that name holding something else
+        assertEquals(OptionalInt.empty(), majorOf("/x/libcudart.so.12/libfoo.so"));
+    }
+
+    @Test
+    void theFirstMappedRuntimeCountsAndOtherNamesAreSkipped() {
+        ProcessMaps maps =
+                ProcessMaps.parse(
+                        List.of(
+                                "1-2 r-xp 0 0:0 1 /cuda/lib64/libcudart.so",
+                                "3-4 r-xp 0 0:0 2 /x/libcudart-shim.so.13",
+                                "5-6 r-xp 0 0:0 3 /site/torch/lib/libcudart-d0da41ae.so.11.0",
+                                "7-8 r-xp 0 0:0 4 /cuda/lib64/libcudart.so.12"));
+        assertEquals(OptionalInt.of(11), CudaCompatibility.runtimeMajor(maps));
+    }
+
+    /** The runtime major read from a process whose maps hold one file. */
+    private static OptionalInt majorOf(String path) {
+        return CudaCompatibility.runtimeMajor(
+                ProcessMaps.parse(List.of("7f00-7f01 r-xp 00000000 08:01 42 " + path)));
+    }
+
+    @Test
     void theBannerNamesTheBuildCuda() {
         assertEquals(
                 Optional.of(new CudaVersion(12, 4)),
