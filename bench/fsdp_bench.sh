@@ -10,7 +10,8 @@
 # Our JVMs run with a bounded heap (-Xmx512m -Xmn64m: FSDP's Java objects are small; an unbounded
 # young generation would count as resident memory the Python peer does not have).
 # usage: bench/fsdp_bench.sh [REPEAT=3] [STEPS=10] [BATCH=2] [CONTEXT=64] [LAYERS=8] [HEADS=12] [WIDTH=768]
-# Environment: MALLOC (tuned, the default, or default: see below), STRATEGIES, JAVA_OPTS.
+# Environment: MALLOC (tuned, the default, or default: see below), STRATEGIES, JAVA_OPTS, OURS_ARGS
+# (more key=value arguments for ours only, e.g. OURS_ARGS=checkpointing=1).
 # Needs the peer: sudo ../shared/peers/setup.sh. Builds the examples' classpath if missing.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -38,7 +39,7 @@ fi
 # shellcheck disable=SC2086
 ours() {
   "$ROOT/bin/djlrun" --nproc-per-node 2 --jvm-opts "$JAVA_OPTS" \
-    ai.djl.distributed.examples.FsdpGptBench strategy="$1" $ARGS 2>&1 | grep 'strategy=' | sed 's/^\[rank0\]: //'
+    ai.djl.distributed.examples.FsdpGptBench strategy="$1" $ARGS ${OURS_ARGS:-} 2>&1 | grep 'strategy=' | sed 's/^\[rank0\]: //'
 }
 # shellcheck disable=SC2086
 peer() { "$PEERS/torch26" bash /peers/launch_torch.sh python3 2 /peers/torch_fsdp_bench.py strategy="$1" $ARGS 2>&1 | grep '^strategy='; }
@@ -51,7 +52,7 @@ field() { { grep -o "$1=[-0-9.]*" || true; } | head -1 | cut -d= -f2; }
 put() { touch "$1"; if [ -n "$2" ]; then echo "$2" >> "$1"; else echo x >> "$1.failed"; fi; }
 failed() { [ -f "$1.failed" ] && echo " ($(wc -l < "$1.failed") of $REPEAT runs failed)"; true; }
 median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print "nan"; else print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-echo "# $ARGS, two ranks, one thread each, malloc $MALLOC; java: $("${JAVA:-java}" -version 2>&1 | head -1), $JAVA_OPTS; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# $ARGS${OURS_ARGS:+ (ours also $OURS_ARGS)}, two ranks, one thread each, malloc $MALLOC; java: $("${JAVA:-java}" -version 2>&1 | head -1), $JAVA_OPTS; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq 1 "$REPEAT"); do
   for s in $STRATEGIES; do
     order="ours peer"
