@@ -16,7 +16,6 @@ package ai.djl.distributed.backend.cpu.transport;
 import ai.djl.distributed.CommunicationException;
 import ai.djl.distributed.backend.AbortNotices;
 import ai.djl.distributed.store.Store;
-import ai.djl.distributed.store.StoreTimeoutException;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -83,15 +82,18 @@ public final class ShmTransport extends LinkTransport {
      * that the memory lives exactly as long as the mappings. Blocks until then.
      *
      * <p>A rank never creates what it expects a peer to have created: a peer's segment that is
-     * missing or of the wrong size fails at once, naming the peer.
+     * missing or of the wrong size fails at once, naming the peer. A rank whose set-up fails tells
+     * its peers through the store before it throws ({@link ShmRendezvous}): every rank still
+     * waiting for it then fails at once, naming it and giving its reason, instead of waiting out
+     * {@code timeout}.
      *
      * @param store the group's store, namespaced for the group
      * @param rank this rank
      * @param size the number of ranks, all on this host
      * @param timeout how long to wait for the peers
      * @return the transport
-     * @throws CommunicationException if a peer does not join in time, or its segments are missing
-     *     or wrong, or this rank's cannot be made
+     * @throws CommunicationException if a peer does not join in time, gives up, or its segments are
+     *     missing or wrong, or this rank's cannot be made, or the store fails
      */
     public static ShmTransport connect(Store store, int rank, int size, Duration timeout) {
         return connect(store, rank, size, timeout, AbortNotices.open(store, rank));
@@ -107,8 +109,8 @@ public final class ShmTransport extends LinkTransport {
      * @param timeout how long to wait for the peers
      * @param notices this rank's abort notices in the group
      * @return the transport
-     * @throws CommunicationException if a peer does not join in time, or its segments are missing
-     *     or wrong, or this rank's cannot be made
+     * @throws CommunicationException if a peer does not join in time, gives up, or its segments are
+     *     missing or wrong, or this rank's cannot be made, or the store fails
      */
     public static ShmTransport connect(
             Store store, int rank, int size, Duration timeout, AbortNotices notices) {
@@ -116,6 +118,7 @@ public final class ShmTransport extends LinkTransport {
         String token = UUID.randomUUID().toString();
         List<ShmSegments.Segment> created = new ArrayList<>();
         ShmChannel[] channels = new ShmChannel[size];
+        boolean announced = false;
         try {
             // "token pid boardFd ringFd(0) ... ringFd(size - 1)": ring r carries rank r's messages
             // to this rank (-1 for this rank itself).
@@ -141,12 +144,17 @@ public final class ShmTransport extends LinkTransport {
             pages[rank] = page.buffer();
             long[] pids = new long[size];
             pids[rank] = ProcessHandle.current().pid();
-            store.set("shm/" + rank, where.toString().getBytes(StandardCharsets.UTF_8));
+            store.set(
+                    ShmRendezvous.announcementKey(rank),
+                    where.toString().getBytes(StandardCharsets.UTF_8));
+            announced = true;
             for (int dst = 0; dst < size; dst++) {
                 if (dst == rank) {
                     continue;
                 }
-                Peer peer = Peer.parse(dst, size, waitFor(store, "shm/" + dst, dst, deadline));
+                Peer peer =
+                        Peer.parse(
+                                dst, size, ShmRendezvous.awaitAnnouncement(store, dst, deadline));
                 pids[dst] = peer.pid;
                 MappedByteBuffer out =
                         ShmSegments.open(
@@ -166,11 +174,25 @@ public final class ShmTransport extends LinkTransport {
                         new ShmChannel(
                                 new ShmRing(in[dst], false), new ShmRing(out, true), peer.pid);
             }
-            awaitAllMapped(store, size, deadline);
+            ShmRendezvous.awaitAllMapped(store, size, deadline);
             return new ShmTransport(rank, size, channels, new ShmBoard(rank, pages, pids), notices);
-        } catch (IOException e) {
-            throw new CommunicationException(
-                    "rank " + rank + " cannot create shared memory: " + e.getMessage(), -1, e);
+        } catch (IOException | RuntimeException e) {
+            // Told before the finally closes the descriptors: a peer that then finds this rank's
+            // segments gone finds its reason too. Any failure, the store's included: a rank that
+            // throws without a word leaves its peers waiting for it until their timeout.
+            CommunicationException failure =
+                    e instanceof CommunicationException ce
+                            ? ce
+                            : new CommunicationException(
+                                    "rank "
+                                            + rank
+                                            + (e instanceof IOException
+                                                    ? " cannot create shared memory: "
+                                                    : " failed setting up shared memory: ")
+                                            + e,
+                                    -1,
+                                    e);
+            throw ShmRendezvous.giveUp(store, rank, announced, failure);
         } finally {
             // Mapped by every rank, or given up: either way no peer may open them any more.
             created.forEach(ShmSegments.Segment::close);
@@ -326,30 +348,6 @@ public final class ShmTransport extends LinkTransport {
 
     private static String boardName(String token) {
         return "djl-dist-" + token + "-board";
-    }
-
-    private static String waitFor(Store store, String key, int peer, Deadline deadline) {
-        try {
-            store.waitFor(
-                    List.of(key), Duration.ofNanos(Math.max(1_000_000, deadline.remainingNanos())));
-            return new String(store.get(key), StandardCharsets.UTF_8);
-        } catch (StoreTimeoutException e) {
-            throw new CommunicationException(
-                    "rank " + peer + " did not set up shared memory within " + deadline.timeout(),
-                    peer,
-                    e);
-        }
-    }
-
-    private static void awaitAllMapped(Store store, int size, Deadline deadline) {
-        store.add("shm/mapped", 1);
-        while (store.add("shm/mapped", 0) < size) {
-            if (deadline.remainingNanos() <= 0) {
-                throw new CommunicationException(
-                        "not every rank mapped its shared memory within " + deadline.timeout(), -1);
-            }
-            LockSupport.parkNanos(1_000_000L);
-        }
     }
 
     /** The two rings to one peer as a {@link Link.Channel}, and the peer's liveness. */
