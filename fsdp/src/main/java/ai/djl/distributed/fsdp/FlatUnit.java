@@ -18,6 +18,7 @@ import ai.djl.distributed.Work;
 import ai.djl.distributed.parallel.FlatBuffer;
 import ai.djl.distributed.pg.ProcessGroup;
 import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.NDManager;
 import ai.djl.ndarray.index.NDIndex;
 import ai.djl.ndarray.types.DataType;
@@ -293,15 +294,24 @@ final class FlatUnit implements AutoCloseable {
     /**
      * Frees the gathered parameters' memory after the unit's forward pass, as PyTorch's FSDP does,
      * keeping their views, which autograd's graph of that pass references: the next {@link #gather}
-     * (for the backward pass) fills the same storage again. Nothing when not gathered.
+     * (for the backward pass) fills the same storage again. Nothing when not gathered, or when an
+     * output of the stage is a view of the unit's memory (a parameter handed on as it is, a slice
+     * of one): the next stage reads it, and would read freed memory, so the unit stays gathered
+     * until the pass ends.
      *
      * @param resize the resizer of this process's libtorch
+     * @param outputs the outputs of the unit's last stage, which the next stage reads
      */
-    void evict(StorageResize resize) {
+    void evict(StorageResize resize, NDList outputs) {
         if (views == null || evictedBy != null || shards == 1) {
             // One shard: the gather is a copy that the FlatBuffer writes through the memory it
             // mapped when made, which a resize would move; and the rank holds the unit anyway.
             return;
+        }
+        for (NDArray out : outputs) {
+            if (resize.sharesStorage(out, gatheredArray)) {
+                return;
+            }
         }
         if (gatherWork != null) {
             gatherWork.waitFor(); // never free memory a collective is writing

@@ -182,7 +182,7 @@ final class StagedStep {
             outputs[k] = out;
             x = out;
             if (evict != null && !last) {
-                evictAfterForward(k);
+                evictAfterForward(k, out);
             }
         }
         return x;
@@ -364,11 +364,12 @@ final class StagedStep {
         }
     }
 
-    private void evictAfterForward(int k) {
+    private void evictAfterForward(int k, NDList out) {
         for (int u : layout.unitsOfStage(k)) {
-            // Units the last stage uses stay: its backward comes first.
+            // Units the last stage uses stay: its backward comes first. So does a unit whose
+            // memory the stage's outputs view: the next stage reads them.
             if (layout.units().get(u).lastStage() == k) {
-                units.get(u).evict(evict);
+                units.get(u).evict(evict, out);
             }
         }
     }

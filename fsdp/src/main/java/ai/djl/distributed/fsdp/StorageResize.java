@@ -164,6 +164,28 @@ final class StorageResize {
         call(storage(array, 0), array.size() * Float.BYTES);
     }
 
+    /**
+     * Whether an array shares its storage with another (is a view of it, or it of the array): its
+     * memory is the other's, and freeing one frees what the other reads.
+     *
+     * @param array an array of DJL's PyTorch engine (any other shares no storage with one)
+     * @param other an array of DJL's PyTorch engine
+     * @return whether both have the same storage object
+     */
+    boolean sharesStorage(NDArray array, NDArray other) {
+        if (!(array instanceof PtNDArray) || !(other instanceof PtNDArray)) {
+            return false;
+        }
+        Pointer a = storageOf(handle(array));
+        return a != null && a.equals(storageOf(handle(other)));
+    }
+
+    // TensorImpl's storage_ (null for a tensor without storage), read at the layout probed.
+    private static Pointer storageOf(Pointer tensor) {
+        Pointer impl = tensor.getPointer(0);
+        return impl == null ? null : impl.getPointer(TENSOR_STORAGE);
+    }
+
     /** Whether an array's memory is freed. */
     boolean isFreed(NDArray array) {
         return bytes(array) == 0 && array.size() > 0;
@@ -181,8 +203,7 @@ final class StorageResize {
         if (ret.getInt(0) != CPU) {
             throw new IllegalStateException(array.getDevice() + ": not a CPU array");
         }
-        Pointer impl = tensor.getPointer(0);
-        Pointer storage = impl == null ? null : impl.getPointer(TENSOR_STORAGE);
+        Pointer storage = storageOf(tensor);
         long bytes = bytes(array);
         if (storage == null
                 || bytes != expectedBytes
