@@ -166,7 +166,11 @@ final class StagedStep {
                     JniUtils.setGradMode(false);
                     seed(k);
                     NDList out = stages.get(k).forward(store, Segments.detach(x, sm, false), true);
-                    x = Segments.detach(out, pass, false);
+                    // Copies where units are released below: an output may view the stage's
+                    // gathered parameters (a parameter handed on as it is, a slice of one), whose
+                    // buffer goes back to the pool and is gathered into again for another unit
+                    // while the next stage reads it, and kept as that stage's stored input.
+                    x = reshard ? copies(out, pass) : Segments.detach(out, pass, false);
                 } finally {
                     JniUtils.setGradMode(mode);
                     sm.close();
@@ -362,6 +366,17 @@ final class StagedStep {
                 units.get(u).release();
             }
         }
+    }
+
+    // Copies of arrays that share no memory with them, in a manager (grad mode off: no history).
+    private static NDList copies(NDList arrays, NDManager to) {
+        NDList out = new NDList(arrays.size());
+        for (NDArray a : arrays) {
+            NDArray c = a.duplicate();
+            c.attach(to);
+            out.add(c);
+        }
+        return out;
     }
 
     private void evictAfterForward(int k, NDList out) {

@@ -36,17 +36,21 @@ import ai.djl.training.optimizer.Optimizer;
 import ai.djl.training.tracker.Tracker;
 import ai.djl.util.PairList;
 
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * A stage whose outputs are views of its own parameters (a learned prefix handed on to a later
- * stage, say): the next stage reads them, so FULL_SHARD must not free that unit's memory after the
- * stage's forward pass. Freed, the next stage reads a storage of 0 bytes (a null data pointer).
+ * Stages whose outputs are views of their own parameters (a learned prefix handed on to a later
+ * stage, say): the next stage reads them. FULL_SHARD must not free that unit's memory in place
+ * after the stage's forward pass (the next stage would read a storage of 0 bytes through a null
+ * data pointer), and with recompute it must not hand that buffer back to the pool, where the next
+ * unit of the same size is gathered into it while the next stage reads it (both prefixes here are
+ * six floats).
  */
 @Timeout(120)
 class ReshardAliasingTest {
@@ -88,6 +92,8 @@ class ReshardAliasingTest {
                         .add(Linear.builder().setUnits(6).build())
                         .add(new Prefix())
                         .add(new LambdaBlock(x -> new NDList(x.get(0).add(x.get(1)).tanh())))
+                        .add(new Prefix())
+                        .add(new LambdaBlock(x -> new NDList(x.get(0).mul(x.get(1)).tanh())))
                         .add(Linear.builder().setUnits(5).build());
         b.setInitializer(Fixture.deterministic(), p -> true);
         return b;
@@ -114,16 +120,20 @@ class ReshardAliasingTest {
         };
     }
 
-    @Test
-    void aStageHandingOnAViewOfItsParametersKeepsThemForTheNextStage() throws Exception {
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void aStageHandingOnAViewOfItsParametersKeepsThemForTheNextStage(boolean recompute)
+            throws Exception {
         Map<String, float[]> expected;
         try (Model model = Model.newInstance("plain");
                 NDManager m = NDManager.newBaseManager()) {
             model.setBlock(model());
             try (Trainer t = model.newTrainer(config())) {
                 t.initialize(new Shape(2, 6));
-                Fixture.backward(t, batch(m));
-                t.step();
+                for (int s = 0; s < 3; s++) {
+                    Fixture.backward(t, batch(m));
+                    t.step();
+                }
             }
             expected = Fixture.snapshot(model.getBlock());
         }
@@ -137,13 +147,16 @@ class ReshardAliasingTest {
                                 try (FullyShardedDataParallel t =
                                         FullyShardedDataParallel.builder()
                                                 .optStrategy(ShardingStrategy.FULL_SHARD)
+                                                .optActivationCheckpointing(recompute)
                                                 .setModel(model)
                                                 .setTrainingConfig(config())
                                                 .setProcessGroup(group)
                                                 .build()) {
                                     t.initialize(new Shape(2, 6));
-                                    Fixture.backward(t, batch(manager));
-                                    t.step();
+                                    for (int s = 0; s < 3; s++) {
+                                        Fixture.backward(t, batch(manager));
+                                        t.step();
+                                    }
                                     Map<String, float[]> all = new LinkedHashMap<>();
                                     t.forEachFullParameter((n, a) -> all.put(n, a.toFloatArray()));
                                     return all;
