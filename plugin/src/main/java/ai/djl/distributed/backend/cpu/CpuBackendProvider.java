@@ -13,12 +13,15 @@
  */
 package ai.djl.distributed.backend.cpu;
 
+import ai.djl.distributed.CommunicationException;
 import ai.djl.distributed.backend.AbortNotices;
 import ai.djl.distributed.backend.Backend;
 import ai.djl.distributed.backend.BackendContext;
 import ai.djl.distributed.backend.BackendProvider;
+import ai.djl.distributed.backend.cpu.transport.Deadline;
 import ai.djl.distributed.backend.cpu.transport.HybridTransport;
 import ai.djl.distributed.backend.cpu.transport.PeerMemory;
+import ai.djl.distributed.backend.cpu.transport.SetupRendezvous;
 import ai.djl.distributed.backend.cpu.transport.ShmTransport;
 import ai.djl.distributed.backend.cpu.transport.SocketInterfaces;
 import ai.djl.distributed.backend.cpu.transport.TcpTransport;
@@ -62,6 +65,13 @@ public final class CpuBackendProvider implements BackendProvider {
     /** The options this backend takes: {@code transport} (auto, tcp or shm). */
     public static final Set<String> OPTIONS = Set.of("transport");
 
+    /**
+     * The host-key exchange, {@code host/<rank>}: a rank that fails before it has announced its key
+     * announces its failure instead, so that its peers fail at once naming it.
+     */
+    private static final SetupRendezvous HOSTS =
+            new SetupRendezvous("host", "the host-key exchange", "done");
+
     /** {@inheritDoc} */
     @Override
     public List<String> getNames() {
@@ -76,24 +86,45 @@ public final class CpuBackendProvider implements BackendProvider {
         int size = context.size();
         Duration timeout = context.timeout();
         DistributedEnv env = DistributedEnv.fromProcess();
-        String option = context.option(CpuBackend.NAME, OPTIONS, "transport");
-        String mode =
-                (option != null ? option : env.get(TRANSPORT).orElse("auto"))
-                        .toLowerCase(Locale.ROOT);
-        if (!List.of("auto", "tcp", "shm").contains(mode)) {
-            throw new IllegalArgumentException(
-                    (option != null ? "backend option cpu.transport" : TRANSPORT)
-                            + ": '"
-                            + mode
-                            + "' (expected: auto, tcp or shm)");
-        }
+        String mode;
         boolean local = false;
-        if (!mode.equals("tcp") && size > 1) {
-            local = allOnThisHost(store, rank, size, timeout);
-            if (mode.equals("shm") && !local) {
+        boolean announced = false;
+        try {
+            String option = context.option(CpuBackend.NAME, OPTIONS, "transport");
+            mode =
+                    (option != null ? option : env.get(TRANSPORT).orElse("auto"))
+                            .toLowerCase(Locale.ROOT);
+            if (!List.of("auto", "tcp", "shm").contains(mode)) {
                 throw new IllegalArgumentException(
-                        "transport: 'shm' (expected: every rank on one host; they are not)");
+                        (option != null ? "backend option cpu.transport" : TRANSPORT)
+                                + ": '"
+                                + mode
+                                + "' (expected: auto, tcp or shm)");
             }
+            if (!mode.equals("tcp") && size > 1) {
+                // A rank without shared memory publishes no key, so that no rank picks it alone.
+                HOSTS.announce(store, rank, ShmTransport.isAvailable() ? hostKey() : "");
+                announced = true;
+                local = allOnThisHost(store, rank, size, Deadline.after(timeout));
+            }
+        } catch (RuntimeException e) {
+            if (size == 1) {
+                throw e; // no peer waits for this rank
+            }
+            // A rank that throws without a word leaves its peers waiting for its host key until
+            // their timeout: tell them, keeping this rank's own error as it is where it is ours.
+            CommunicationException failure =
+                    e instanceof CommunicationException ce
+                            ? ce
+                            : new CommunicationException(
+                                    "rank " + rank + " failed choosing its transport: " + e, -1, e);
+            CommunicationException thrown = HOSTS.giveUp(store, rank, announced, failure);
+            throw thrown == failure && !(e instanceof CommunicationException) ? e : thrown;
+        }
+        if (mode.equals("shm") && !local) {
+            // Every rank finds it alike: each compares every rank's key with its own.
+            throw new IllegalArgumentException(
+                    "transport: 'shm' (expected: every rank on one host; they are not)");
         }
         // One set of abort notices for the group: a hybrid's two transports tell the store once.
         AbortNotices notices = AbortNotices.open(store, rank);
@@ -131,14 +162,17 @@ public final class CpuBackendProvider implements BackendProvider {
         return new CpuBackend(transport, timeout, kind);
     }
 
-    private static boolean allOnThisHost(Store store, int rank, int size, Duration timeout) {
-        // A rank without shared memory publishes no key, so that no rank picks it alone.
-        String mine = ShmTransport.isAvailable() ? hostKey() : "";
-        store.set("host/" + rank, mine.getBytes(StandardCharsets.UTF_8));
+    /**
+     * Blocks until every rank has announced its host key, or one has given up, for at most the
+     * deadline; returns whether every key equals this rank's (which announced its own).
+     */
+    private static boolean allOnThisHost(Store store, int rank, int size, Deadline deadline) {
+        String mine = new String(store.get(HOSTS.announcementKey(rank)), StandardCharsets.UTF_8);
         boolean same = !mine.isEmpty();
         for (int r = 0; r < size; r++) {
-            store.waitFor(List.of("host/" + r), timeout);
-            same &= mine.equals(new String(store.get("host/" + r), StandardCharsets.UTF_8));
+            if (r != rank) {
+                same &= mine.equals(HOSTS.awaitAnnouncement(store, r, deadline));
+            }
         }
         return same;
     }

@@ -20,7 +20,6 @@ import ai.djl.distributed.store.Store;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -39,6 +38,10 @@ public final class ShmTransport extends LinkTransport {
 
     /** Bytes of each ring; a larger message streams through it. */
     public static final int RING_BYTES = 4 << 20;
+
+    /** The keys {@code shm/<rank>}, {@code shm/mapped} and {@code shm/verdict}. */
+    private static final SetupRendezvous RENDEZVOUS =
+            new SetupRendezvous("shm", "shared memory", "mapped");
 
     // How often the progress thread checks the peers' processes while it serves the rings: a
     // dead peer's ring just stops, so this bounds how soon a transfer from it fails. A check
@@ -83,7 +86,7 @@ public final class ShmTransport extends LinkTransport {
      *
      * <p>A rank never creates what it expects a peer to have created: a peer's segment that is
      * missing or of the wrong size fails at once, naming the peer. A rank whose set-up fails tells
-     * its peers through the store before it throws ({@link ShmRendezvous}): every rank still
+     * its peers through the store before it throws ({@link SetupRendezvous}): every rank still
      * waiting for it then fails at once, naming it and giving its reason, instead of waiting out
      * {@code timeout}.
      *
@@ -144,17 +147,14 @@ public final class ShmTransport extends LinkTransport {
             pages[rank] = page.buffer();
             long[] pids = new long[size];
             pids[rank] = ProcessHandle.current().pid();
-            store.set(
-                    ShmRendezvous.announcementKey(rank),
-                    where.toString().getBytes(StandardCharsets.UTF_8));
+            RENDEZVOUS.announce(store, rank, where.toString());
             announced = true;
             for (int dst = 0; dst < size; dst++) {
                 if (dst == rank) {
                     continue;
                 }
                 Peer peer =
-                        Peer.parse(
-                                dst, size, ShmRendezvous.awaitAnnouncement(store, dst, deadline));
+                        Peer.parse(dst, size, RENDEZVOUS.awaitAnnouncement(store, dst, deadline));
                 pids[dst] = peer.pid;
                 MappedByteBuffer out =
                         ShmSegments.open(
@@ -174,7 +174,7 @@ public final class ShmTransport extends LinkTransport {
                         new ShmChannel(
                                 new ShmRing(in[dst], false), new ShmRing(out, true), peer.pid);
             }
-            ShmRendezvous.awaitAllMapped(store, size, deadline);
+            RENDEZVOUS.awaitAllDone(store, size, deadline);
             return new ShmTransport(rank, size, channels, new ShmBoard(rank, pages, pids), notices);
         } catch (IOException | RuntimeException e) {
             // Told before the finally closes the descriptors: a peer that then finds this rank's
@@ -192,7 +192,7 @@ public final class ShmTransport extends LinkTransport {
                                             + e,
                                     -1,
                                     e);
-            throw ShmRendezvous.giveUp(store, rank, announced, failure);
+            throw RENDEZVOUS.giveUp(store, rank, announced, failure);
         } finally {
             // Mapped by every rank, or given up: either way no peer may open them any more.
             created.forEach(ShmSegments.Segment::close);

@@ -28,126 +28,167 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The store keys through which the ranks of a {@link ShmTransport} meet, and how a rank whose
- * set-up fails tells the others, so that they fail at once with its reason instead of waiting for
- * it until their timeout:
+ * The store keys through which the ranks of one set-up step (shared memory, the host-key exchange,
+ * ...) meet, and how a rank whose step fails tells the others, so that they fail at once with its
+ * reason instead of waiting for it until their timeout. For a step named {@code <p>}:
  *
  * <ul>
- *   <li>{@code shm/<rank>}: where the rank's segments are, or {@code failed <reason>} if it gave up
+ *   <li>{@code <p>/<rank>}: what the rank announces, or {@code failed <reason>} if it gave up
  *       before it could say;
- *   <li>{@code shm/mapped}: how many ranks have mapped everything;
- *   <li>{@code shm/verdict}: {@code ok} once every rank has mapped everything (set by the rank that
- *       counts last), or {@code failed <rank> <reason>} for the first rank that gave up. It is set
- *       by compare-and-set, so the first outcome stands and every rank reads the same one.
+ *   <li>{@code <p>/done}: how many ranks are done (only for steps that end with {@link
+ *       #awaitAllDone});
+ *   <li>{@code <p>/verdict}: {@code ok} once every rank is done (set by the rank that counts last),
+ *       or {@code failed <rank> <reason>} for the first rank that gave up. It is set by
+ *       compare-and-set, so the first outcome stands and every rank reads the same one.
  * </ul>
  *
- * Every rank announces before it waits for anyone, so a rank's waits can only be held up by a rank
- * that has not announced (it then finds {@code failed} in its key) or by one that has not counted
- * itself mapped (it then finds the verdict). Every wait is bounded by the set-up's deadline.
+ * A rank that gives up before announcing announces its failure instead, so a peer waiting for its
+ * announcement finds it; one that gives up later sets the verdict, which a peer waiting for every
+ * rank to be done finds. Every wait is bounded by the step's deadline.
  *
- * <p>Thread-safe; the class holds nothing. Keys are assumed fresh: the store is namespaced for one
- * group (as the announcements and the counter already require).
+ * <p>Thread-safe and immutable. Keys are assumed fresh: the store is namespaced for one group.
  */
-final class ShmRendezvous {
+public final class SetupRendezvous {
 
-    private static final Logger logger = LoggerFactory.getLogger(ShmRendezvous.class);
+    private static final Logger logger = LoggerFactory.getLogger(SetupRendezvous.class);
 
     private static final String FAILED = "failed ";
     private static final String OK = "ok";
-    private static final String MAPPED = "shm/mapped";
-    private static final String VERDICT = "shm/verdict";
     private static final byte[] ABSENT = new byte[0];
 
-    private ShmRendezvous() {}
+    private final String prefix;
+    private final String what;
+    private final String doneKey;
 
-    /** The key under which a rank announces its segments. */
-    static String announcementKey(int rank) {
-        return "shm/" + rank;
+    /**
+     * Makes the rendezvous of one set-up step.
+     *
+     * @param prefix the step's key prefix, e.g. {@code shm}
+     * @param what what the step sets up, for messages, e.g. {@code shared memory}
+     * @param doneKey the name of the key counting the ranks done, under the prefix
+     */
+    public SetupRendezvous(String prefix, String what, String doneKey) {
+        this.prefix = prefix;
+        this.what = what;
+        this.doneKey = prefix + "/" + doneKey;
     }
 
     /**
-     * Blocks until {@code peer} has announced its segments, for at most the deadline.
+     * Returns the key under which a rank announces itself.
      *
+     * @param rank the rank
+     * @return the key
+     */
+    public String announcementKey(int rank) {
+        return prefix + "/" + rank;
+    }
+
+    /**
+     * Announces what this rank has to say. Does not block beyond the store's call.
+     *
+     * @param store the group's store
+     * @param rank this rank
+     * @param announcement what it says; must not start with {@code failed }
+     */
+    public void announce(Store store, int rank, String announcement) {
+        store.set(announcementKey(rank), announcement.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /**
+     * Blocks until {@code peer} has announced itself, for at most the deadline.
+     *
+     * @param store the group's store
+     * @param peer the rank waited for
+     * @param deadline when to give up
      * @return the announcement
      * @throws PeerFailed if the peer announced that it gave up instead, with its reason
      * @throws CommunicationException if it announced nothing in time
      */
-    static String awaitAnnouncement(Store store, int peer, Deadline deadline) {
+    public String awaitAnnouncement(Store store, int peer, Deadline deadline) {
         String key = announcementKey(peer);
         try {
             store.waitFor(List.of(key), remaining(deadline));
         } catch (StoreTimeoutException e) {
             throw new CommunicationException(
-                    "rank " + peer + " did not set up shared memory within " + deadline.timeout(),
+                    "rank " + peer + " did not set up " + what + " within " + deadline.timeout(),
                     peer,
                     e);
         }
         String published = new String(store.get(key), StandardCharsets.UTF_8);
         if (published.startsWith(FAILED)) {
-            throw new PeerFailed(peer, published.substring(FAILED.length()));
+            throw new PeerFailed(peer, what, published.substring(FAILED.length()));
         }
         return published;
     }
 
     /**
-     * Counts this rank as having mapped everything, then blocks until every rank has, or one has
-     * given up, for at most the deadline. Once it returns no rank opens this rank's segments any
-     * more, so their descriptors may be closed.
+     * Counts this rank as done, then blocks until every rank is, or one has given up, for at most
+     * the deadline.
      *
+     * @param store the group's store
+     * @param size the number of ranks
+     * @param deadline when to give up
      * @throws PeerFailed if a rank gave up, with its reason
      * @throws CommunicationException if not every rank counted itself in time
      */
-    static void awaitAllMapped(Store store, int size, Deadline deadline) {
-        if (store.add(MAPPED, 1) == size) {
-            store.compareSet(VERDICT, ABSENT, OK.getBytes(StandardCharsets.UTF_8));
+    public void awaitAllDone(Store store, int size, Deadline deadline) {
+        String verdictKey = prefix + "/verdict";
+        if (store.add(doneKey, 1) == size) {
+            store.compareSet(verdictKey, ABSENT, OK.getBytes(StandardCharsets.UTF_8));
         }
         try {
-            store.waitFor(List.of(VERDICT), remaining(deadline));
+            store.waitFor(List.of(verdictKey), remaining(deadline));
         } catch (StoreTimeoutException e) {
             throw new CommunicationException(
-                    "not every rank mapped its shared memory within "
+                    "not every rank set up "
+                            + what
+                            + " within "
                             + deadline.timeout()
                             + " ("
-                            + store.add(MAPPED, 0)
+                            + store.add(doneKey, 0)
                             + " of "
                             + size
                             + " did)",
                     -1,
                     e);
         }
-        String verdict = new String(store.get(VERDICT), StandardCharsets.UTF_8);
+        String verdict = new String(store.get(verdictKey), StandardCharsets.UTF_8);
         if (!verdict.equals(OK)) {
             Verdict failed = failedVerdict(verdict);
             if (failed == null) {
                 throw new CommunicationException(
-                        VERDICT
+                        verdictKey
                                 + " holds '"
                                 + verdict
                                 + "' (expected: ok, or failed, a rank and a reason)",
                         -1);
             }
-            throw new PeerFailed(failed.rank, failed.reason);
+            throw new PeerFailed(failed.rank, what, failed.reason);
         }
     }
 
     /**
      * Tells the peers that this rank gives up, unless {@code failure} is a peer's that it only
      * passes on; returns what to throw: a peer's failure where a peer gave up first (this rank's
-     * own failure is then likely a consequence, e.g. the peer's segments vanishing), else {@code
-     * failure}. Call it before closing this rank's descriptors, so that a peer that finds them gone
-     * finds the reason too.
+     * own failure is then likely a consequence), with this rank's as its cause, else {@code
+     * failure}.
      *
      * <p>Blocks for at most {@link AbortNotices#PUBLISH_WAIT}, interrupts or not: the store may be
      * what failed, and a hung call is abandoned on its daemon thread.
      *
-     * @param announced whether this rank announced its segments (else it announces the failure)
+     * @param store the group's store
+     * @param rank this rank
+     * @param announced whether this rank announced itself (else it announces the failure)
+     * @param failure this rank's failure
+     * @return what to throw
      */
-    static CommunicationException giveUp(
+    public CommunicationException giveUp(
             Store store, int rank, boolean announced, CommunicationException failure) {
         if (failure instanceof PeerFailed) {
             return failure; // the peer told everyone
         }
         String reason = String.valueOf(failure.getMessage());
+        String verdictKey = prefix + "/verdict";
         CompletableFuture<String> told = new CompletableFuture<>();
         Thread t =
                 new Thread(
@@ -156,7 +197,7 @@ final class ShmRendezvous {
                                 byte[] mine =
                                         (FAILED + rank + " " + reason)
                                                 .getBytes(StandardCharsets.UTF_8);
-                                byte[] first = store.compareSet(VERDICT, ABSENT, mine);
+                                byte[] first = store.compareSet(verdictKey, ABSENT, mine);
                                 if (!announced) {
                                     String key = announcementKey(rank);
                                     store.set(
@@ -171,19 +212,19 @@ final class ShmRendezvous {
                                 told.completeExceptionally(e);
                             }
                         },
-                        "djl-dist-shm-give-up-r" + rank);
+                        "djl-dist-" + prefix + "-give-up-r" + rank);
         t.setDaemon(true);
         t.start();
         long deadline = System.nanoTime() + AbortNotices.PUBLISH_WAIT.toNanos();
         if (!Waits.awaitUninterruptibly(told, deadline) || told.isCompletedExceptionally()) {
-            logger.debug("rank {} could not tell its peers it gave up its shared memory", rank);
+            logger.debug("rank {} could not tell its peers it gave up {}", rank, what);
             return failure;
         }
         Verdict first = failedVerdict(told.join());
         if (first == null || first.rank == rank) {
             return failure;
         }
-        return new PeerFailed(first.rank, first.reason, failure);
+        return new PeerFailed(first.rank, what, first.reason, failure);
     }
 
     private static Verdict failedVerdict(String verdict) {
@@ -207,21 +248,21 @@ final class ShmRendezvous {
     /** A rank that gave up, and why. */
     private record Verdict(int rank, String reason) {}
 
-    /** A peer gave up its set-up: it names the peer and gives the peer's reason. */
-    static final class PeerFailed extends CommunicationException {
+    /** A peer gave up a set-up step: it names the peer and gives the peer's reason. */
+    public static final class PeerFailed extends CommunicationException {
 
         private static final long serialVersionUID = 1L;
 
-        PeerFailed(int peer, String reason) {
-            super(message(peer, reason), peer);
+        PeerFailed(int peer, String what, String reason) {
+            super(message(peer, what, reason), peer);
         }
 
-        PeerFailed(int peer, String reason, Throwable consequence) {
-            super(message(peer, reason), peer, consequence);
+        PeerFailed(int peer, String what, String reason, Throwable consequence) {
+            super(message(peer, what, reason), peer, consequence);
         }
 
-        private static String message(int peer, String reason) {
-            return "rank " + peer + " gave up setting up shared memory: " + reason;
+        private static String message(int peer, String what, String reason) {
+            return "rank " + peer + " gave up setting up " + what + ": " + reason;
         }
     }
 }
