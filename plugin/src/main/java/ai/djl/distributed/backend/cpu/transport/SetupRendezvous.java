@@ -152,7 +152,24 @@ public final class SetupRendezvous {
                     -1,
                     e);
         }
-        String verdict = new String(store.get(verdictKey), StandardCharsets.UTF_8);
+        throwIfFailed(verdictKey, new String(store.get(verdictKey), StandardCharsets.UTF_8));
+    }
+
+    /**
+     * Throws if a rank has given up this step; for a wait that cannot wait on the store (e.g. one
+     * on sockets) to call between bounded slices of it. Blocks only for one store call.
+     *
+     * @param store the group's store
+     * @throws PeerFailed if a rank gave up, with its reason
+     */
+    public void checkVerdict(Store store) {
+        String verdictKey = prefix + "/verdict";
+        if (store.check(List.of(verdictKey))) {
+            throwIfFailed(verdictKey, new String(store.get(verdictKey), StandardCharsets.UTF_8));
+        }
+    }
+
+    private void throwIfFailed(String verdictKey, String verdict) {
         if (!verdict.equals(OK)) {
             Verdict failed = failedVerdict(verdict);
             if (failed == null) {

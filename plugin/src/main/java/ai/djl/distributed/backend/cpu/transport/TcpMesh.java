@@ -15,7 +15,6 @@ package ai.djl.distributed.backend.cpu.transport;
 
 import ai.djl.distributed.CommunicationException;
 import ai.djl.distributed.store.Store;
-import ai.djl.distributed.store.StoreTimeoutException;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,15 +29,17 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.List;
 
 /**
  * Builds the full mesh of a {@link TcpTransport}. Each rank listens on an ephemeral port and
  * publishes {@code host:port} under {@code tcp/<rank>} in the group's store; then it connects to
- * every lower rank (sending a hello: magic, its rank, the group size) and accepts every higher one.
- * Connecting before accepting cannot deadlock: a connection completes in the listener's backlog.
+ * every lower rank (sending a hello: magic, its rank, the group size), accepts every higher one,
+ * and waits for every rank to be done. Connecting before accepting cannot deadlock: a connection
+ * completes in the listener's backlog. Every wait is bounded by the timeout, and a rank that gives
+ * up tells the others (see {@link #connect}).
+ *
+ * <p>Thread-safe; the class holds nothing.
  */
 final class TcpMesh {
 
@@ -47,35 +48,71 @@ final class TcpMesh {
     private static final int MAGIC = 0x444A4C44; // "DJLD"
     private static final int HELLO_BYTES = 12;
 
+    /** The keys {@code tcp/<rank>} (addresses), {@code tcp/connected} and {@code tcp/verdict}. */
+    private static final SetupRendezvous RENDEZVOUS =
+            new SetupRendezvous("tcp", "its TCP mesh", "connected");
+
+    // How often a rank accepting its higher peers looks for one's failure in the store.
+    private static final long VERDICT_POLL_MS = 50;
+
     private TcpMesh() {}
 
+    /**
+     * Builds this rank's part of the mesh. Blocks until every rank has connected its part, or one
+     * has given up, for at most {@code timeout}. A rank that fails tells the others through the
+     * store ({@link SetupRendezvous}) before it closes its listener: a rank waiting for its
+     * address, for its connection, or for every rank to be done then fails at once naming it and
+     * giving its reason, instead of waiting out {@code timeout}. Safe to call from one thread per
+     * rank.
+     */
     static SocketChannel[] connect(
             Store store, int rank, int size, InetAddress address, Duration timeout) {
         Deadline deadline = Deadline.after(timeout);
         SocketChannel[] channels = new SocketChannel[size];
-        try (ServerSocketChannel server = ServerSocketChannel.open()) {
+        ServerSocketChannel server = null;
+        boolean announced = false;
+        try {
+            server = ServerSocketChannel.open();
             server.bind(new InetSocketAddress(address, 0), size);
             int port = ((InetSocketAddress) server.getLocalAddress()).getPort();
-            store.set(
-                    key(rank),
-                    (address.getHostAddress() + ":" + port).getBytes(StandardCharsets.UTF_8));
+            RENDEZVOUS.announce(store, rank, address.getHostAddress() + ":" + port);
+            announced = true;
             for (int peer = 0; peer < rank; peer++) {
                 channels[peer] = connectTo(store, peer, rank, size, deadline);
             }
-            acceptHigher(server, channels, rank, size, deadline);
+            acceptHigher(store, server, channels, rank, size, deadline);
             for (SocketChannel c : channels) {
                 if (c != null) {
                     c.setOption(StandardSocketOptions.TCP_NODELAY, true);
                 }
             }
+            // A rank done with its part may still be needed by a peer that is not: wait for all.
+            RENDEZVOUS.awaitAllDone(store, size, deadline);
             return channels;
         } catch (IOException | RuntimeException e) {
+            CommunicationException failure =
+                    e instanceof CommunicationException ce
+                            ? ce
+                            : new CommunicationException(
+                                    "rank "
+                                            + rank
+                                            + " could not connect its TCP mesh: "
+                                            + e.getMessage(),
+                                    -1,
+                                    e);
+            // Told before the listener and connections close: a peer then refused, or finding its
+            // connection gone, finds the reason too.
+            CommunicationException thrown = RENDEZVOUS.giveUp(store, rank, announced, failure);
             closeAll(channels);
-            if (e instanceof CommunicationException ce) {
-                throw ce;
+            throw thrown;
+        } finally {
+            if (server != null) {
+                try {
+                    server.close();
+                } catch (IOException ignored) {
+                    // The mesh is built or abandoned; the listener is not needed either way.
+                }
             }
-            throw new CommunicationException(
-                    "rank " + rank + " could not connect its TCP mesh: " + e.getMessage(), -1, e);
         }
     }
 
@@ -91,22 +128,9 @@ final class TcpMesh {
         }
     }
 
-    private static String key(int rank) {
-        return "tcp/" + rank;
-    }
-
     private static SocketChannel connectTo(
             Store store, int peer, int rank, int size, Deadline deadline) throws IOException {
-        String endpoint;
-        try {
-            store.waitFor(List.of(key(peer)), remaining(deadline));
-            endpoint = new String(store.get(key(peer)), StandardCharsets.UTF_8);
-        } catch (StoreTimeoutException e) {
-            throw new CommunicationException(
-                    "rank " + peer + " did not publish its address within " + deadline.timeout(),
-                    peer,
-                    e);
-        }
+        String endpoint = RENDEZVOUS.awaitAnnouncement(store, peer, deadline);
         int colon = endpoint.lastIndexOf(':');
         InetSocketAddress target =
                 new InetSocketAddress(
@@ -140,6 +164,7 @@ final class TcpMesh {
      * sends something else than a hello, and holds no rank up meanwhile.
      */
     private static void acceptHigher(
+            Store store,
             ServerSocketChannel server,
             SocketChannel[] channels,
             int rank,
@@ -154,12 +179,18 @@ final class TcpMesh {
         try (Selector selector = Selector.open()) {
             server.register(selector, SelectionKey.OP_ACCEPT);
             try {
+                long nextCheck = System.nanoTime();
                 while (missing > 0) {
+                    if (System.nanoTime() - nextCheck >= 0) {
+                        // A rank that gave up will never connect: fail now, naming it.
+                        RENDEZVOUS.checkVerdict(store);
+                        nextCheck = System.nanoTime() + VERDICT_POLL_MS * 1_000_000;
+                    }
                     long ms = deadline.remainingNanos() / 1_000_000;
                     if (ms <= 0) {
                         throw acceptTimeout(channels, rank, deadline);
                     }
-                    selector.select(ms);
+                    selector.select(Math.min(ms, VERDICT_POLL_MS));
                     for (SelectionKey key : selector.selectedKeys()) {
                         if (key.isValid() && key.isAcceptable()) {
                             SocketChannel c = server.accept();
@@ -282,9 +313,5 @@ final class TcpMesh {
                         "timed out after " + deadline.timeout() + " trying to " + what, peer);
             }
         }
-    }
-
-    private static Duration remaining(Deadline deadline) {
-        return Duration.ofNanos(Math.max(1_000_000, deadline.remainingNanos()));
     }
 }
