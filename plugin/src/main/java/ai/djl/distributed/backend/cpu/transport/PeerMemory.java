@@ -27,7 +27,6 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -48,6 +47,11 @@ import java.util.concurrent.ThreadLocalRandom;
 public final class PeerMemory {
 
     private static final boolean LINKED = link();
+
+    /** The keys {@code cma/<rank>} (probes), {@code cma/probed} and {@code cma/verdict}. */
+    private static final SetupRendezvous RENDEZVOUS =
+            new SetupRendezvous("cma", "its peer-memory probe", "probed");
+
     private static final int ESRCH = 3;
 
     /** Two struct iovec {base, length} per thread: the local one, then the remote one. */
@@ -69,40 +73,68 @@ public final class PeerMemory {
 
     /**
      * Checks that every rank of the group can read every other's memory. Every rank must call it.
+     * Blocks until every rank has probed every other and said whether it could, or one has given
+     * up, for at most {@code timeout} in all. A rank that fails tells the others through the store
+     * ({@link SetupRendezvous}: {@code cma/<rank>}, {@code cma/probed}, {@code cma/verdict}), so
+     * that a rank waiting for it fails at once, naming it and giving its reason, instead of waiting
+     * out {@code timeout}. Safe to call from one thread per rank.
      *
      * @param store the group's store
      * @param rank this rank
      * @param size the number of ranks, all on this host in one pid namespace
      * @param timeout how long to wait for the peers' probes and verdicts
      * @return the peer memory, or null where any rank cannot read any peer's
+     * @throws CommunicationException if a rank gives up or does not probe in time, or the store
+     *     fails
      */
     public static PeerMemory connect(Store store, int rank, int size, Duration timeout) {
+        Deadline deadline = Deadline.after(timeout);
         // The nonce, then a slot each peer writes to.
         ByteBuffer probe = ByteBuffer.allocateDirect(Long.BYTES * (size + 1));
-        long nonce = ThreadLocalRandom.current().nextLong();
-        probe.putLong(0, nonce);
-        long pid = ProcessHandle.current().pid();
-        String mine = pid + ":" + (LINKED ? address(probe) : 0) + ":" + nonce;
-        store.set("cma/" + rank, mine.getBytes(StandardCharsets.UTF_8));
-        long[] pids = new long[size];
-        boolean ok = LINKED;
-        for (int r = 0; r < size; r++) {
-            store.waitFor(List.of("cma/" + r), timeout);
-            String[] f = new String(store.get("cma/" + r), StandardCharsets.UTF_8).split(":");
-            pids[r] = Long.parseLong(f[0]);
-            ok =
-                    ok
-                            && Long.parseLong(f[1]) != 0
-                            && probes(pids[r], Long.parseLong(f[1]), f[2], rank);
+        boolean announced = false;
+        try {
+            long nonce = ThreadLocalRandom.current().nextLong();
+            probe.putLong(0, nonce);
+            long pid = ProcessHandle.current().pid();
+            RENDEZVOUS.announce(
+                    store, rank, pid + ":" + (LINKED ? address(probe) : 0) + ":" + nonce);
+            announced = true;
+            long[] pids = new long[size];
+            boolean ok = LINKED;
+            for (int r = 0; r < size; r++) {
+                String[] f =
+                        (r == rank
+                                        ? new String(
+                                                store.get(RENDEZVOUS.announcementKey(r)),
+                                                StandardCharsets.UTF_8)
+                                        : RENDEZVOUS.awaitAnnouncement(store, r, deadline))
+                                .split(":");
+                pids[r] = Long.parseLong(f[0]);
+                ok =
+                        ok
+                                && Long.parseLong(f[1]) != 0
+                                && probes(pids[r], Long.parseLong(f[1]), f[2], rank);
+            }
+            store.set("cma_ok/" + rank, new byte[] {(byte) (ok ? 1 : 0)});
+            // The probe must stay readable until every peer has read it: until every verdict is
+            // in. Each rank says its own before it counts itself done.
+            RENDEZVOUS.awaitAllDone(store, size, deadline);
+            for (int r = 0; r < size; r++) {
+                ok &= store.get("cma_ok/" + r)[0] == 1;
+            }
+            return ok ? new PeerMemory(rank, pids) : null;
+        } catch (RuntimeException e) {
+            CommunicationException failure =
+                    e instanceof CommunicationException ce
+                            ? ce
+                            : new CommunicationException(
+                                    "rank " + rank + " failed probing its peers' memory: " + e,
+                                    -1,
+                                    e);
+            throw RENDEZVOUS.giveUp(store, rank, announced, failure);
+        } finally {
+            Reference.reachabilityFence(probe);
         }
-        store.set("cma_ok/" + rank, new byte[] {(byte) (ok ? 1 : 0)});
-        // The probe must stay readable until every peer has read it: until every verdict is in.
-        for (int r = 0; r < size; r++) {
-            store.waitFor(List.of("cma_ok/" + r), timeout);
-            ok &= store.get("cma_ok/" + r)[0] == 1;
-        }
-        Reference.reachabilityFence(probe);
-        return ok ? new PeerMemory(rank, pids) : null;
     }
 
     /** Reads a peer's nonce and writes it back into the peer's slot for this rank. */
