@@ -20,6 +20,7 @@ import ai.djl.ndarray.types.Shape;
 
 import java.util.ArrayDeque;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.Map;
 
 /**
@@ -33,6 +34,7 @@ final class BufferPool implements AutoCloseable {
 
     private final NDManager manager;
     private final Map<Long, ArrayDeque<NDArray>> free = new HashMap<>();
+    private final Map<NDArray, StorageResize> emptied = new IdentityHashMap<>();
 
     BufferPool(NDManager parent) {
         manager = parent.newSubManager();
@@ -47,7 +49,12 @@ final class BufferPool implements AutoCloseable {
     NDArray take(long n) {
         ArrayDeque<NDArray> q = free.get(n);
         if (q != null && !q.isEmpty()) {
-            return q.pop();
+            NDArray a = q.pop();
+            StorageResize r = emptied.remove(a);
+            if (r != null) {
+                r.restore(a);
+            }
+            return a;
         }
         return manager.zeros(new Shape(n), DataType.FLOAT32);
     }
@@ -57,10 +64,26 @@ final class BufferPool implements AutoCloseable {
         free.computeIfAbsent(array.size(), k -> new ArrayDeque<>()).push(array);
     }
 
+    /**
+     * Takes back an array whose memory is freed ({@link StorageResize#free}): held as an empty
+     * array, so that the pool holds no memory for it, and given out again with its memory allocated
+     * anew.
+     */
+    void giveEmptied(NDArray array, StorageResize resize) {
+        emptied.put(array, resize);
+        give(array);
+    }
+
+    /** The number of arrays held without memory ({@link #giveEmptied}). */
+    int emptiedCount() {
+        return emptied.size();
+    }
+
     /** Frees every array, given back or not. */
     @Override
     public void close() {
         free.clear();
+        emptied.clear();
         manager.close();
     }
 }

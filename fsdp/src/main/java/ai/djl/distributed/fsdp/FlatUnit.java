@@ -69,6 +69,7 @@ final class FlatUnit implements AutoCloseable {
     private NDArray[] views;
     private boolean viewsReady;
     private StorageResize evictedBy; // set while the gathered buffer's memory is freed
+    private StorageResize resharded; // set from an eviction to the release that ends the pass
 
     private final BufferPool pool;
 
@@ -319,6 +320,7 @@ final class FlatUnit implements AutoCloseable {
         }
         resize.free(gatheredArray);
         evictedBy = resize;
+        resharded = resize;
     }
 
     /**
@@ -467,17 +469,24 @@ final class FlatUnit implements AutoCloseable {
                 }
             }
         }
-        if (evictedBy != null) {
-            // back to the size the pool hands out (memory not touched, so not yet resident)
-            evictedBy.restore(gatheredArray);
-            evictedBy = null;
-        }
         if (gathered != null) {
             gathered.close();
-            pool.give(gatheredArray);
+            if (resharded != null) {
+                // Freed, not kept resident in the pool: the next pass frees this unit after its
+                // forward anyway, and a pool holding every unit's memory between passes would make
+                // the peak SHARD_GRAD_OP's.
+                if (evictedBy == null) {
+                    resharded.free(gatheredArray);
+                }
+                pool.giveEmptied(gatheredArray, resharded);
+            } else {
+                pool.give(gatheredArray);
+            }
             gathered = null;
             gatheredArray = null;
         }
+        evictedBy = null;
+        resharded = null;
         views = null;
         viewsReady = false;
     }

@@ -461,6 +461,11 @@ public final class FullyShardedDataParallel extends Trainer {
         return units;
     }
 
+    /** The buffers kept for reuse (tests read what they hold). */
+    BufferPool pool() {
+        return pool;
+    }
+
     UnitLayout layout() {
         shard();
         return layout;

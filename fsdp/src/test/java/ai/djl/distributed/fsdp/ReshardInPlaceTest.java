@@ -23,6 +23,7 @@ import ai.djl.Model;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.NDManager;
+import ai.djl.ndarray.index.NDIndex;
 import ai.djl.ndarray.types.DataType;
 import ai.djl.ndarray.types.Shape;
 import ai.djl.training.GradientCollector;
@@ -54,7 +55,7 @@ class ReshardInPlaceTest {
             assertTrue(r.isFreed(flat));
             r.restore(flat);
             assertFalse(r.isFreed(flat));
-            flat.muli(0).addi(m.arange(1000f));
+            flat.set(new NDIndex(":"), m.arange(1000f)); // in place, over whatever the memory held
             float[] expected = new float[10];
             for (int i = 0; i < 10; i++) {
                 expected[i] = 10 + i;
@@ -101,7 +102,7 @@ class ReshardInPlaceTest {
                                                             .optActivationCheckpointing(
                                                                     recompute))) {
                                 NDList[] batch = Fixture.tokens(manager, 0, group.getRank(), 2);
-                                int[] counts = new int[3];
+                                int[] counts = new int[4];
                                 try (GradientCollector c = t.newGradientCollector()) {
                                     NDList p = t.forward(batch[0], batch[1]);
                                     for (FlatUnit u : t.units()) {
@@ -113,6 +114,7 @@ class ReshardInPlaceTest {
                                 for (FlatUnit u : t.units()) {
                                     counts[2] += u.isGathered() || u.isEvicted() ? 1 : 0;
                                 }
+                                counts[3] = t.pool().emptiedCount();
                                 return counts;
                             }
                         });
@@ -123,6 +125,16 @@ class ReshardInPlaceTest {
             assertEquals(recompute ? 0 : layers, counts[0], "units freed in place");
             assertEquals(recompute ? 1 : layers + 1, counts[1], "units gathered");
             assertEquals(0, counts[2], "units held after the backward pass");
+            // and the blocks' buffers wait in the pool without their memory, which the next
+            // pass would free after each block's forward anyway (all but those the gradients'
+            // packing took again, of the same size); none under recompute, which frees nothing
+            if (recompute) {
+                assertEquals(0, counts[3], "buffers pooled without memory");
+            } else {
+                assertTrue(
+                        counts[3] >= 1 && counts[3] <= layers,
+                        "buffers pooled without memory: " + counts[3]);
+            }
         }
     }
 }
