@@ -69,8 +69,7 @@ public final class CpuBackendProvider implements BackendProvider {
      * The host-key exchange, {@code host/<rank>}: a rank that fails before it has announced its key
      * announces its failure instead, so that its peers fail at once naming it.
      */
-    private static final SetupRendezvous HOSTS =
-            new SetupRendezvous("host", "the host-key exchange", "done");
+    private static final SetupRendezvous HOSTS = SetupRendezvous.HOSTS;
 
     /** {@inheritDoc} */
     @Override
@@ -88,7 +87,6 @@ public final class CpuBackendProvider implements BackendProvider {
         DistributedEnv env = DistributedEnv.fromProcess();
         String mode;
         boolean local = false;
-        boolean announced = false;
         try {
             String option = context.option(CpuBackend.NAME, OPTIONS, "transport");
             mode =
@@ -104,62 +102,79 @@ public final class CpuBackendProvider implements BackendProvider {
             if (!mode.equals("tcp") && size > 1) {
                 // A rank without shared memory publishes no key, so that no rank picks it alone.
                 HOSTS.announce(store, rank, ShmTransport.isAvailable() ? hostKey() : "");
-                announced = true;
                 local = allOnThisHost(store, rank, size, Deadline.after(timeout));
             }
         } catch (RuntimeException e) {
-            if (size == 1) {
-                throw e; // no peer waits for this rank
-            }
-            // A rank that throws without a word leaves its peers waiting for its host key until
-            // their timeout: tell them, keeping this rank's own error as it is where it is ours.
-            CommunicationException failure =
-                    e instanceof CommunicationException ce
-                            ? ce
-                            : new CommunicationException(
-                                    "rank " + rank + " failed choosing its transport: " + e, -1, e);
-            CommunicationException thrown = HOSTS.giveUp(store, rank, announced, failure);
-            throw thrown == failure && !(e instanceof CommunicationException) ? e : thrown;
+            throw tellPeers(store, rank, size, e);
         }
         if (mode.equals("shm") && !local) {
             // Every rank finds it alike: each compares every rank's key with its own.
             throw new IllegalArgumentException(
                     "transport: 'shm' (expected: every rank on one host; they are not)");
         }
-        // One set of abort notices for the group: a hybrid's two transports tell the store once.
-        AbortNotices notices = AbortNotices.open(store, rank);
         Transport transport;
         String kind = mode.equals("shm") ? "shm" : local ? "auto (tcp and shm)" : "tcp";
-        if (mode.equals("shm")) {
-            transport = ShmTransport.connect(store, rank, size, timeout, notices);
-        } else {
-            transport =
-                    TcpTransport.connect(
-                            store,
-                            rank,
-                            size,
-                            SocketInterfaces.localAddress(env),
-                            timeout,
-                            notices);
-            if (local) {
-                // auto on one host: small messages keep TCP's prompt wake-ups, large ones get
-                // shared memory's bandwidth.
-                ShmTransport shm = null;
-                try {
-                    shm = ShmTransport.connect(store, rank, size, timeout, notices);
-                    transport =
-                            new HybridTransport(
-                                    transport, shm, PeerMemory.connect(store, rank, size, timeout));
-                } catch (RuntimeException e) {
-                    transport.close();
-                    if (shm != null) {
-                        shm.close();
+        try {
+            // One set of abort notices for the group: a hybrid's two transports tell the store
+            // once.
+            AbortNotices notices = AbortNotices.open(store, rank);
+            if (mode.equals("shm")) {
+                transport = ShmTransport.connect(store, rank, size, timeout, notices);
+            } else {
+                transport =
+                        TcpTransport.connect(
+                                store,
+                                rank,
+                                size,
+                                SocketInterfaces.localAddress(env),
+                                timeout,
+                                notices);
+                if (local) {
+                    // auto on one host: small messages keep TCP's prompt wake-ups, large ones get
+                    // shared memory's bandwidth.
+                    ShmTransport shm = null;
+                    try {
+                        shm = ShmTransport.connect(store, rank, size, timeout, notices);
+                        transport =
+                                new HybridTransport(
+                                        transport,
+                                        shm,
+                                        PeerMemory.connect(store, rank, size, timeout));
+                    } catch (RuntimeException e) {
+                        transport.close();
+                        if (shm != null) {
+                            shm.close();
+                        }
+                        throw e;
                     }
-                    throw e;
                 }
             }
+        } catch (RuntimeException e) {
+            // Its peers may have gone on to a step this rank never reaches.
+            throw tellPeers(store, rank, size, e);
         }
         return new CpuBackend(transport, timeout, kind);
+    }
+
+    /**
+     * Tells the peers that this rank gives up every set-up step it has not finished: a peer waiting
+     * for it in any of them then fails at once, naming it and giving its reason, whether it is
+     * still in the step this rank failed in or has gone on to a later one. Returns what to throw:
+     * this rank's own error where it is its own, else the peer's that came first.
+     */
+    private static RuntimeException tellPeers(Store store, int rank, int size, RuntimeException e) {
+        if (size == 1) {
+            return e; // no peer waits for this rank
+        }
+        CommunicationException failure =
+                e instanceof CommunicationException ce
+                        ? ce
+                        : new CommunicationException(
+                                "rank " + rank + " failed setting up the CPU backend: " + e, -1, e);
+        CommunicationException thrown =
+                SetupRendezvous.giveUp(
+                        store, rank, failure, SetupRendezvous.CPU_STEPS, "the CPU backend");
+        return thrown == failure && !(e instanceof CommunicationException) ? e : thrown;
     }
 
     /**

@@ -67,6 +67,32 @@ class CpuSetupFailureTest {
         }
     }
 
+    /**
+     * Rank 1 announces its host key, then fails while it waits for rank 2's (its thread is
+     * interrupted): ranks 0 and 2, which then have every host key, must not go on to wait for rank
+     * 1 in the transport's set-up until their timeout, but fail at once naming it.
+     */
+    @Test
+    void aRankThatFailsAfterItsHostKeyFailsItsPeersAtOnce() throws Exception {
+        try (HashStore store = new HashStore()) {
+            Rank zero = Rank.start(store, 0, Map.of());
+            Rank failing = Rank.start(store, 1, Map.of());
+            long until = System.nanoTime() + TIMEOUT.toNanos();
+            while (!(store.check(List.of("host/0", "host/1"))
+                    && failing.thread.getState() == Thread.State.TIMED_WAITING
+                    && zero.thread.getState() == Thread.State.TIMED_WAITING)) {
+                assertTrue(System.nanoTime() < until, "ranks 0 and 1 never waited for rank 2");
+                Thread.sleep(5);
+            }
+            failing.thread.interrupt();
+            RuntimeException cause = failing.anyFailure();
+            Rank two = Rank.start(store, 2, Map.of());
+            for (Rank peer : List.of(zero, two)) {
+                assertFailedPromptlyBecauseOf(peer, 1, cause);
+            }
+        }
+    }
+
     static void assertFailedPromptlyBecauseOf(Rank peer, int culprit, RuntimeException cause)
             throws Exception {
         RuntimeException any = peer.anyFailure();

@@ -48,9 +48,7 @@ public final class PeerMemory {
 
     private static final boolean LINKED = link();
 
-    /** The keys {@code cma/<rank>} (probes), {@code cma/probed} and {@code cma/verdict}. */
-    private static final SetupRendezvous RENDEZVOUS =
-            new SetupRendezvous("cma", "its peer-memory probe", "probed");
+    private static final SetupRendezvous RENDEZVOUS = SetupRendezvous.CMA;
 
     private static final int ESRCH = 3;
 

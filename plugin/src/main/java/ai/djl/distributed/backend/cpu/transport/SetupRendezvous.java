@@ -56,6 +56,24 @@ public final class SetupRendezvous {
     private static final String OK = "ok";
     private static final byte[] ABSENT = new byte[0];
 
+    /** The host-key exchange: {@code host/<rank>} (no {@link #awaitAllDone}). */
+    public static final SetupRendezvous HOSTS =
+            new SetupRendezvous("host", "the host-key exchange", "done");
+
+    /** The TCP mesh: {@code tcp/<rank>} (addresses), {@code tcp/connected}, {@code tcp/verdict}. */
+    public static final SetupRendezvous TCP =
+            new SetupRendezvous("tcp", "its TCP mesh", "connected");
+
+    /** Shared memory: {@code shm/<rank>}, {@code shm/mapped}, {@code shm/verdict}. */
+    public static final SetupRendezvous SHM = new SetupRendezvous("shm", "shared memory", "mapped");
+
+    /** The peer-memory probe: {@code cma/<rank>}, {@code cma/probed}, {@code cma/verdict}. */
+    public static final SetupRendezvous CMA =
+            new SetupRendezvous("cma", "its peer-memory probe", "probed");
+
+    /** Every step of the CPU backend's set-up, in the order it makes them. */
+    public static final List<SetupRendezvous> CPU_STEPS = List.of(HOSTS, TCP, SHM, CMA);
+
     private final String prefix;
     private final String what;
     private final String doneKey;
@@ -201,35 +219,75 @@ public final class SetupRendezvous {
      */
     public CommunicationException giveUp(
             Store store, int rank, boolean announced, CommunicationException failure) {
+        return tell(store, rank, failure, List.of(this), announced, what);
+    }
+
+    /**
+     * Tells the peers that this rank gives up every step of {@code steps} it has not finished: each
+     * step's verdict is set unless one is already, and this rank's announcement in it reads {@code
+     * failed <reason>} unless it announced there already (both by compare-and-set, so nothing
+     * already said is overwritten). For a set-up made of several steps: a rank that fails between
+     * two steps, or in one that has no {@link #awaitAllDone}, would otherwise leave its peers,
+     * already gone on to the next step, waiting for its announcement until their timeout. Returns
+     * what to throw as {@link #giveUp(Store, int, boolean, CommunicationException)}, after the
+     * first step's verdict.
+     *
+     * @param store the group's store
+     * @param rank this rank
+     * @param failure this rank's failure
+     * @param steps the steps, in the order the set-up makes them
+     * @param what what the steps set up together, for messages, e.g. {@code the CPU backend}
+     * @return what to throw
+     */
+    public static CommunicationException giveUp(
+            Store store,
+            int rank,
+            CommunicationException failure,
+            List<SetupRendezvous> steps,
+            String what) {
+        return tell(store, rank, failure, steps, false, what);
+    }
+
+    private static CommunicationException tell(
+            Store store,
+            int rank,
+            CommunicationException failure,
+            List<SetupRendezvous> steps,
+            boolean announced,
+            String what) {
         if (failure instanceof PeerFailed) {
             return failure; // the peer told everyone
         }
+        SetupRendezvous first = steps.get(0);
         String reason = String.valueOf(failure.getMessage());
-        String verdictKey = prefix + "/verdict";
+        byte[] mine = (FAILED + rank + " " + reason).getBytes(StandardCharsets.UTF_8);
+        byte[] unannounced = (FAILED + reason).getBytes(StandardCharsets.UTF_8);
         CompletableFuture<String> told = new CompletableFuture<>();
         Thread t =
                 new Thread(
                         () -> {
                             try {
-                                byte[] mine =
-                                        (FAILED + rank + " " + reason)
-                                                .getBytes(StandardCharsets.UTF_8);
-                                byte[] first = store.compareSet(verdictKey, ABSENT, mine);
-                                if (!announced) {
-                                    String key = announcementKey(rank);
-                                    store.set(
-                                            key,
-                                            (FAILED + reason).getBytes(StandardCharsets.UTF_8));
-                                    // A set is not answered on a TcpStore's wire; a check after
-                                    // it on the same connection is, so the key is then there.
-                                    store.check(List.of(key));
+                                String verdict = null;
+                                for (SetupRendezvous step : steps) {
+                                    byte[] v =
+                                            store.compareSet(
+                                                    step.prefix + "/verdict", ABSENT, mine);
+                                    if (verdict == null) {
+                                        verdict = new String(v, StandardCharsets.UTF_8);
+                                    }
+                                    if (!announced) {
+                                        // Answered on a TcpStore's wire, unlike a set: the key
+                                        // is there once it returns.
+                                        store.compareSet(
+                                                step.announcementKey(rank), ABSENT, unannounced);
+                                    }
                                 }
-                                told.complete(new String(first, StandardCharsets.UTF_8));
+                                told.complete(verdict);
                             } catch (RuntimeException e) {
                                 told.completeExceptionally(e);
                             }
                         },
-                        "djl-dist-" + prefix + "-give-up-r" + rank);
+                        "djl-dist-" + first.prefix + "-give-up-r" + rank);
         t.setDaemon(true);
         t.start();
         long deadline = System.nanoTime() + AbortNotices.PUBLISH_WAIT.toNanos();
@@ -237,11 +295,11 @@ public final class SetupRendezvous {
             logger.debug("rank {} could not tell its peers it gave up {}", rank, what);
             return failure;
         }
-        Verdict first = failedVerdict(told.join());
-        if (first == null || first.rank == rank) {
+        Verdict won = failedVerdict(told.join());
+        if (won == null || won.rank == rank) {
             return failure;
         }
-        return new PeerFailed(first.rank, what, first.reason, failure);
+        return new PeerFailed(won.rank, what, won.reason, failure);
     }
 
     private static Verdict failedVerdict(String verdict) {

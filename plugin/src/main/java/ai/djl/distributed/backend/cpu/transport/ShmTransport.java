@@ -39,9 +39,7 @@ public final class ShmTransport extends LinkTransport {
     /** Bytes of each ring; a larger message streams through it. */
     public static final int RING_BYTES = 4 << 20;
 
-    /** The keys {@code shm/<rank>}, {@code shm/mapped} and {@code shm/verdict}. */
-    private static final SetupRendezvous RENDEZVOUS =
-            new SetupRendezvous("shm", "shared memory", "mapped");
+    private static final SetupRendezvous RENDEZVOUS = SetupRendezvous.SHM;
 
     // How often the progress thread checks the peers' processes while it serves the rings: a
     // dead peer's ring just stops, so this bounds how soon a transfer from it fails. A check

@@ -48,9 +48,7 @@ final class TcpMesh {
     private static final int MAGIC = 0x444A4C44; // "DJLD"
     private static final int HELLO_BYTES = 12;
 
-    /** The keys {@code tcp/<rank>} (addresses), {@code tcp/connected} and {@code tcp/verdict}. */
-    private static final SetupRendezvous RENDEZVOUS =
-            new SetupRendezvous("tcp", "its TCP mesh", "connected");
+    private static final SetupRendezvous RENDEZVOUS = SetupRendezvous.TCP;
 
     // How often a rank accepting its higher peers looks for one's failure in the store.
     private static final long VERDICT_POLL_MS = 50;
