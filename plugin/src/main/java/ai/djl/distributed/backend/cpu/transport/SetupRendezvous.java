@@ -24,6 +24,7 @@ import org.slf4j.LoggerFactory;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -39,7 +40,11 @@ import java.util.concurrent.CompletableFuture;
  *       #awaitAllDone});
  *   <li>{@code <p>/verdict}: {@code ok} once every rank is done (set by the rank that counts last),
  *       or {@code failed <rank> <reason>} for the first rank that gave up. It is set by
- *       compare-and-set, so the first outcome stands and every rank reads the same one.
+ *       compare-and-set, so the first outcome stands and every rank reads the same one;
+ *   <li>{@code <p>/decided}: set (plainly) by every rank that compare-and-sets the verdict, after
+ *       it; the key the ranks wait on. PyTorch's classic TCPStore server (torchrun's agent store in
+ *       builds without libuv) wakes no waiter on a compare-and-set, only on a set, add or append,
+ *       so a wait on the verdict itself would last until the timeout there.
  * </ul>
  *
  * A rank that gives up before announcing announces its failure instead, so a peer waiting for its
@@ -152,11 +157,12 @@ public final class SetupRendezvous {
     public void awaitAllDone(Store store, int size, Deadline deadline) {
         String verdictKey = prefix + "/verdict";
         if (store.add(doneKey, 1) == size) {
-            store.compareSet(verdictKey, ABSENT, OK.getBytes(StandardCharsets.UTF_8));
+            decide(store, OK.getBytes(StandardCharsets.UTF_8));
         }
         try {
-            store.waitFor(List.of(verdictKey), remaining(deadline));
+            store.waitFor(List.of(prefix + "/decided"), remaining(deadline));
         } catch (StoreTimeoutException e) {
+            checkVerdict(store);
             throw new CommunicationException(
                     "not every rank set up "
                             + what
@@ -171,6 +177,16 @@ public final class SetupRendezvous {
                     e);
         }
         throwIfFailed(verdictKey, new String(store.get(verdictKey), StandardCharsets.UTF_8));
+    }
+
+    /**
+     * Sets the verdict unless one is set, then the key its waiters wait on; returns the verdict
+     * that stands.
+     */
+    private byte[] decide(Store store, byte[] verdict) {
+        byte[] standing = store.compareSet(prefix + "/verdict", ABSENT, verdict);
+        store.set(prefix + "/decided", OK.getBytes(StandardCharsets.UTF_8));
+        return standing;
     }
 
     /**
@@ -269,19 +285,23 @@ public final class SetupRendezvous {
                             try {
                                 String verdict = null;
                                 for (SetupRendezvous step : steps) {
-                                    byte[] v =
-                                            store.compareSet(
-                                                    step.prefix + "/verdict", ABSENT, mine);
+                                    byte[] v = step.decide(store, mine);
                                     if (verdict == null) {
                                         verdict = new String(v, StandardCharsets.UTF_8);
                                     }
-                                    if (!announced) {
-                                        // Answered on a TcpStore's wire, unlike a set: the key
-                                        // is there once it returns.
-                                        store.compareSet(
-                                                step.announcementKey(rank), ABSENT, unannounced);
+                                    String key = step.announcementKey(rank);
+                                    // Not over an announcement made; set again after, since a
+                                    // compare-and-set wakes no waiter on PyTorch's classic server.
+                                    if (!announced
+                                            && Arrays.equals(
+                                                    store.compareSet(key, ABSENT, unannounced),
+                                                    unannounced)) {
+                                        store.set(key, unannounced);
                                     }
                                 }
+                                // A set is not answered on a TcpStore's wire; a check after it
+                                // on the same connection is, so the keys are then there.
+                                store.check(List.of(first.prefix + "/decided"));
                                 told.complete(verdict);
                             } catch (RuntimeException e) {
                                 told.completeExceptionally(e);
