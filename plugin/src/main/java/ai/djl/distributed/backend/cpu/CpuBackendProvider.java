@@ -167,10 +167,7 @@ public final class CpuBackendProvider implements BackendProvider {
             return e; // no peer waits for this rank
         }
         CommunicationException failure =
-                e instanceof CommunicationException ce
-                        ? ce
-                        : new CommunicationException(
-                                "rank " + rank + " failed setting up the CPU backend: " + e, -1, e);
+                SetupRendezvous.failure(rank, "failed setting up the CPU backend", e);
         CommunicationException thrown =
                 SetupRendezvous.giveUp(
                         store, rank, failure, SetupRendezvous.CPU_STEPS, "the CPU backend");

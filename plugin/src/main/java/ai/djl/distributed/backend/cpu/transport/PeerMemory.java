@@ -123,12 +123,7 @@ public final class PeerMemory {
             return ok ? new PeerMemory(rank, pids) : null;
         } catch (RuntimeException e) {
             CommunicationException failure =
-                    e instanceof CommunicationException ce
-                            ? ce
-                            : new CommunicationException(
-                                    "rank " + rank + " failed probing its peers' memory: " + e,
-                                    -1,
-                                    e);
+                    SetupRendezvous.failure(rank, "failed probing its peers' memory", e);
             throw RENDEZVOUS.giveUp(store, rank, announced, failure);
         } finally {
             Reference.reachabilityFence(probe);

@@ -219,6 +219,22 @@ public final class SetupRendezvous {
     }
 
     /**
+     * Returns a rank's failure in a set-up step as a {@link CommunicationException}: {@code e}
+     * itself where it is one, else one reading {@code rank <rank> <doing>: <e>}, {@code e} its
+     * cause. The one form for every step, so that its peers read the same kind of reason.
+     *
+     * @param rank the failing rank
+     * @param doing what it failed doing, e.g. {@code could not connect its TCP mesh}
+     * @param e its failure
+     * @return the failure to give up with
+     */
+    public static CommunicationException failure(int rank, String doing, Exception e) {
+        return e instanceof CommunicationException ce
+                ? ce
+                : new CommunicationException("rank " + rank + " " + doing + ": " + e, -1, e);
+    }
+
+    /**
      * Tells the peers that this rank gives up, unless {@code failure} is a peer's that it only
      * passes on; returns what to throw: a peer's failure where a peer gave up first (this rank's
      * own failure is then likely a consequence), with this rank's as its cause, else {@code

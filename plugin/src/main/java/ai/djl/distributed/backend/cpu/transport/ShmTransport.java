@@ -179,17 +179,12 @@ public final class ShmTransport extends LinkTransport {
             // segments gone finds its reason too. Any failure, the store's included: a rank that
             // throws without a word leaves its peers waiting for it until their timeout.
             CommunicationException failure =
-                    e instanceof CommunicationException ce
-                            ? ce
-                            : new CommunicationException(
-                                    "rank "
-                                            + rank
-                                            + (e instanceof IOException
-                                                    ? " cannot create shared memory: "
-                                                    : " failed setting up shared memory: ")
-                                            + e,
-                                    -1,
-                                    e);
+                    SetupRendezvous.failure(
+                            rank,
+                            e instanceof IOException
+                                    ? "cannot create shared memory"
+                                    : "failed setting up shared memory",
+                            e);
             throw RENDEZVOUS.giveUp(store, rank, announced, failure);
         } finally {
             // Mapped by every rank, or given up: either way no peer may open them any more.

@@ -89,15 +89,7 @@ final class TcpMesh {
             return channels;
         } catch (IOException | RuntimeException e) {
             CommunicationException failure =
-                    e instanceof CommunicationException ce
-                            ? ce
-                            : new CommunicationException(
-                                    "rank "
-                                            + rank
-                                            + " could not connect its TCP mesh: "
-                                            + e.getMessage(),
-                                    -1,
-                                    e);
+                    SetupRendezvous.failure(rank, "could not connect its TCP mesh", e);
             // Told before the listener and connections close: a peer then refused, or finding its
             // connection gone, finds the reason too.
             CommunicationException thrown = RENDEZVOUS.giveUp(store, rank, announced, failure);
