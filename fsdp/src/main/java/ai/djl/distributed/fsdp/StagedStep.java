@@ -206,15 +206,33 @@ final class StagedStep {
                 "evaluate", "the backward pass of the training forward pass before evaluate");
         abandon();
         store.setTrainingViews(false);
+        NDManager callers = input.head().getManager();
         NDList x = input;
         try {
             for (int k = 0; k < stages.size(); k++) {
                 gatherStage(k);
                 prefetch(k + 1);
                 x = stages.get(k).forward(store, x, training);
+                boolean released = false;
                 for (int u : layout.unitsOfStage(k)) {
-                    if (layout.units().get(u).lastStage() == k) {
-                        units.get(u).release();
+                    released |= layout.units().get(u).lastStage() == k;
+                }
+                if (released) {
+                    // An output may view a parameter of a unit released below (a parameter
+                    // handed on as it is, a slice of one): the release closes it with the unit's
+                    // views, and the pool gathers another unit into its memory. Copies instead,
+                    // as runForward does under recompute.
+                    boolean mode = JniUtils.isGradMode();
+                    try {
+                        JniUtils.setGradMode(false);
+                        x = copies(x, callers);
+                    } finally {
+                        JniUtils.setGradMode(mode);
+                    }
+                    for (int u : layout.unitsOfStage(k)) {
+                        if (layout.units().get(u).lastStage() == k) {
+                            units.get(u).release();
+                        }
                     }
                 }
             }
