@@ -469,26 +469,39 @@ final class FlatUnit implements AutoCloseable {
                 }
             }
         }
-        if (gathered != null) {
-            gathered.close();
-            if (resharded != null) {
-                // Freed, not kept resident in the pool: the next pass frees this unit after its
-                // forward anyway, and a pool holding every unit's memory between passes would make
-                // the peak SHARD_GRAD_OP's.
-                if (evictedBy == null) {
-                    resharded.free(gatheredArray);
-                }
-                pool.giveEmptied(gatheredArray, resharded);
-            } else {
-                pool.give(gatheredArray);
-            }
-            gathered = null;
-            gatheredArray = null;
-        }
+        // The unit is released whatever happens below: a failure must not leave it looking
+        // gathered, with views its FlatBuffer already closed.
+        FlatBuffer buffer = gathered;
+        NDArray array = gatheredArray;
+        StorageResize emptiedBy = resharded;
+        boolean freed = evictedBy != null;
+        gathered = null;
+        gatheredArray = null;
         evictedBy = null;
         resharded = null;
         views = null;
         viewsReady = false;
+        if (buffer == null) {
+            return;
+        }
+        buffer.close();
+        if (emptiedBy == null) {
+            pool.give(array);
+            return;
+        }
+        // Freed, not kept resident in the pool: the next pass frees this unit after its forward
+        // anyway, and a pool holding every unit's memory between passes would make the peak
+        // SHARD_GRAD_OP's.
+        try {
+            if (!freed) {
+                emptiedBy.free(array);
+            }
+        } catch (RuntimeException | Error e) {
+            // A storage not as expected: never handed out again.
+            array.close();
+            throw e;
+        }
+        pool.giveEmptied(array, emptiedBy);
     }
 
     /**

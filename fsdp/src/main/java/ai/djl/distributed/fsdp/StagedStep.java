@@ -344,21 +344,42 @@ final class StagedStep {
     }
 
     private void endPass() {
-        units.forEach(FlatUnit::release);
-        if (stageManagers != null) {
-            for (NDManager sm : stageManagers) {
-                if (sm != null && sm.isOpen()) {
-                    sm.close();
+        RuntimeException failure = null;
+        try {
+            // Every unit released even after one fails; the first failure is thrown.
+            for (FlatUnit u : units) {
+                try {
+                    u.release();
+                } catch (RuntimeException e) {
+                    if (failure == null) {
+                        failure = e;
+                    } else {
+                        failure.addSuppressed(e);
+                    }
                 }
             }
+        } finally {
+            try {
+                if (stageManagers != null) {
+                    for (NDManager sm : stageManagers) {
+                        if (sm != null && sm.isOpen()) {
+                            sm.close();
+                        }
+                    }
+                }
+                if (pass != null) {
+                    pass.close();
+                }
+            } finally {
+                pass = null;
+                inputs = null;
+                outputs = null;
+                stageManagers = null;
+            }
         }
-        if (pass != null) {
-            pass.close();
+        if (failure != null) {
+            throw failure;
         }
-        pass = null;
-        inputs = null;
-        outputs = null;
-        stageManagers = null;
     }
 
     private void gatherStage(int k) {
