@@ -56,7 +56,10 @@ final class StorageResize {
     private static final int TENSOR_STORAGE = 16; // after TensorImpl's vptr and two uint32 counts
     private static final int STORAGE_DATA = 16; // StorageImpl's DataPtr, whose first field is data
     private static final int STORAGE_NBYTES = 48; // size_bytes_, after the DataPtr's 32 bytes
+    private static final int STORAGE_HEAP_SIZE = 56; // size_bytes_is_heap_allocated_
     private static final int STORAGE_RESIZABLE = 57; // after size_bytes_is_heap_allocated_
+    // throw_on_immutable_data_ptr_: resize_bytes_cpu reads data_ptr(), which throws when it is set
+    private static final int STORAGE_THROW_ON_DATA = 61;
     private static final int STORAGE_ALLOCATOR = 64;
     private static final int CPU = 0; // c10::DeviceType::CPU, as aoti_torch_device_type_cpu()
 
@@ -209,7 +212,9 @@ final class StorageResize {
                 || bytes != expectedBytes
                 || storage.getLong(STORAGE_NBYTES) != bytes
                 || (bytes > 0 && storage.getLong(STORAGE_DATA) != data(array))
+                || storage.getByte(STORAGE_HEAP_SIZE) != 0
                 || storage.getByte(STORAGE_RESIZABLE) != 1
+                || storage.getByte(STORAGE_THROW_ON_DATA) != 0
                 || storage.getPointer(STORAGE_ALLOCATOR) == null) {
             throw new IllegalStateException(
                     "storage of "

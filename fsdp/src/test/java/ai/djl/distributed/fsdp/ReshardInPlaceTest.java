@@ -26,7 +26,10 @@ import ai.djl.ndarray.NDManager;
 import ai.djl.ndarray.index.NDIndex;
 import ai.djl.ndarray.types.DataType;
 import ai.djl.ndarray.types.Shape;
+import ai.djl.pytorch.engine.PtNDArray;
 import ai.djl.training.GradientCollector;
+
+import com.sun.jna.Pointer;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -77,6 +80,33 @@ class ReshardInPlaceTest {
             r.free(flat);
             assertThrows(IllegalStateException.class, () -> r.free(flat)); // freed already
             assertTrue(r.isFreed(flat));
+            r.restore(flat);
+            assertEquals(100, flat.toFloatArray().length);
+        }
+    }
+
+    @Test
+    void aStorageWhoseDataPointerThrowsIsRefusedNotResized() {
+        // libtorch 2.7.1's resize_bytes_cpu reads the old data pointer, which throws (across JNA:
+        // the process ends) on a storage marked throw_on_immutable_data_ptr_ (byte 61).
+        try (NDManager m = NDManager.newBaseManager()) {
+            StorageResize r = StorageResize.get(m).orElseThrow(AssertionError::new);
+            NDArray flat = m.zeros(new Shape(100), DataType.FLOAT32);
+            Pointer storage =
+                    new Pointer(((PtNDArray) flat).getHandle()).getPointer(0).getPointer(16);
+            storage.setByte(61, (byte) 1);
+            try {
+                assertThrows(IllegalStateException.class, () -> r.free(flat));
+            } finally {
+                storage.setByte(61, (byte) 0);
+            }
+            r.free(flat);
+            storage.setByte(61, (byte) 1);
+            try {
+                assertThrows(IllegalStateException.class, () -> r.restore(flat));
+            } finally {
+                storage.setByte(61, (byte) 0);
+            }
             r.restore(flat);
             assertEquals(100, flat.toFloatArray().length);
         }
