@@ -15,7 +15,6 @@ package ai.djl.distributed.fsdp;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 
-import ai.djl.Device;
 import ai.djl.Model;
 import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.NDManager;
@@ -24,11 +23,7 @@ import ai.djl.nn.Block;
 import ai.djl.nn.LambdaBlock;
 import ai.djl.nn.SequentialBlock;
 import ai.djl.nn.core.Linear;
-import ai.djl.training.DefaultTrainingConfig;
 import ai.djl.training.Trainer;
-import ai.djl.training.loss.Loss;
-import ai.djl.training.optimizer.Optimizer;
-import ai.djl.training.tracker.Tracker;
 
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -68,27 +63,6 @@ class EvaluateAliasingTest {
         return b;
     }
 
-    private static DefaultTrainingConfig config() {
-        Optimizer sgd = Optimizer.sgd().setLearningRateTracker(Tracker.fixed(0.1f)).build();
-        return new DefaultTrainingConfig(Loss.l2Loss())
-                .optOptimizer(sgd)
-                .optDevices(new Device[] {Device.cpu()});
-    }
-
-    private static NDList[] batch(NDManager m) {
-        float[] x = new float[2 * 6];
-        float[] y = new float[2 * 5];
-        for (int i = 0; i < x.length; i++) {
-            x[i] = (float) Math.sin(7 + i);
-        }
-        for (int i = 0; i < y.length; i++) {
-            y[i] = (float) Math.cos(3 + i);
-        }
-        return new NDList[] {
-            new NDList(m.create(x, new Shape(2, 6))), new NDList(m.create(y, new Shape(2, 5)))
-        };
-    }
-
     @ParameterizedTest
     @EnumSource(
             value = ShardingStrategy.class,
@@ -99,13 +73,13 @@ class EvaluateAliasingTest {
         try (Model model = Model.newInstance("plain");
                 NDManager m = NDManager.newBaseManager()) {
             model.setBlock(model());
-            try (Trainer t = model.newTrainer(config())) {
+            try (Trainer t = model.newTrainer(ReshardAliasingTest.config())) {
                 t.initialize(new Shape(2, 6));
                 for (int s = 0; s < 3; s++) { // the two prefixes, alike at first, differ after
-                    Fixture.backward(t, batch(m));
+                    Fixture.backward(t, ReshardAliasingTest.batch(m));
                     t.step();
                 }
-                expected = t.evaluate(batch(m)[0]).head().toFloatArray();
+                expected = t.evaluate(ReshardAliasingTest.batch(m)[0]).head().toFloatArray();
             }
         }
         List<float[]> actual =
@@ -118,15 +92,17 @@ class EvaluateAliasingTest {
                                         FullyShardedDataParallel.builder()
                                                 .optStrategy(strategy)
                                                 .setModel(model)
-                                                .setTrainingConfig(config())
+                                                .setTrainingConfig(ReshardAliasingTest.config())
                                                 .setProcessGroup(group)
                                                 .build()) {
                                     t.initialize(new Shape(2, 6));
                                     for (int s = 0; s < 3; s++) {
-                                        Fixture.backward(t, batch(manager));
+                                        Fixture.backward(t, ReshardAliasingTest.batch(manager));
                                         t.step();
                                     }
-                                    return t.evaluate(batch(manager)[0]).head().toFloatArray();
+                                    return t.evaluate(ReshardAliasingTest.batch(manager)[0])
+                                            .head()
+                                            .toFloatArray();
                                 }
                             }
                         });

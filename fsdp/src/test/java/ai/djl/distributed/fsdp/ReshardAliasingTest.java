@@ -99,14 +99,14 @@ class ReshardAliasingTest {
         return b;
     }
 
-    private static DefaultTrainingConfig config() {
+    static DefaultTrainingConfig config() {
         Optimizer sgd = Optimizer.sgd().setLearningRateTracker(Tracker.fixed(0.1f)).build();
         return new DefaultTrainingConfig(Loss.l2Loss())
                 .optOptimizer(sgd)
                 .optDevices(new Device[] {Device.cpu()});
     }
 
-    private static NDList[] batch(NDManager m) {
+    static NDList[] batch(NDManager m) {
         float[] x = new float[2 * 6];
         float[] y = new float[2 * 5];
         for (int i = 0; i < x.length; i++) {
