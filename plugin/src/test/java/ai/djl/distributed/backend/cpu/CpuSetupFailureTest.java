@@ -13,15 +13,14 @@
  */
 package ai.djl.distributed.backend.cpu;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
+import static ai.djl.distributed.testing.SetupRank.assertFailedPromptlyBecauseOf;
 
-import ai.djl.distributed.CommunicationException;
-import ai.djl.distributed.backend.Backend;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import ai.djl.distributed.backend.BackendContext;
 import ai.djl.distributed.store.HashStore;
 import ai.djl.distributed.store.Store;
+import ai.djl.distributed.testing.SetupRank;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -29,9 +28,6 @@ import org.junit.jupiter.api.Timeout;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A rank whose CPU backend set-up fails, and which stays alive, fails its peers' set-up at once
@@ -44,7 +40,6 @@ class CpuSetupFailureTest {
 
     // Long enough that a peer waiting it out is told apart from one failing at once.
     private static final Duration TIMEOUT = Duration.ofSeconds(20);
-    private static final long PROMPT_MS = 5_000;
 
     /**
      * Rank 1 is given a transport that does not exist, so it throws before announcing its host key:
@@ -54,14 +49,14 @@ class CpuSetupFailureTest {
     @Test
     void aRankThatFailsBeforeItsHostKeyFailsItsPeersAtOnce() throws Exception {
         try (HashStore store = new HashStore()) {
-            Rank zero = Rank.start(store, 0, Map.of());
-            Rank failing = Rank.start(store, 1, Map.of("transport", "bogus"));
-            Rank two = Rank.start(store, 2, Map.of());
+            SetupRank zero = start(store, 0, Map.of());
+            SetupRank failing = start(store, 1, Map.of("transport", "bogus"));
+            SetupRank two = start(store, 2, Map.of());
 
             RuntimeException cause = failing.anyFailure();
             assertTrue(cause instanceof IllegalArgumentException, String.valueOf(cause));
             assertTrue(cause.getMessage().contains("'bogus'"), cause.getMessage());
-            for (Rank peer : List.of(zero, two)) {
+            for (SetupRank peer : List.of(zero, two)) {
                 assertFailedPromptlyBecauseOf(peer, 1, cause);
             }
         }
@@ -75,91 +70,32 @@ class CpuSetupFailureTest {
     @Test
     void aRankThatFailsAfterItsHostKeyFailsItsPeersAtOnce() throws Exception {
         try (HashStore store = new HashStore()) {
-            Rank zero = Rank.start(store, 0, Map.of());
-            Rank failing = Rank.start(store, 1, Map.of());
+            SetupRank zero = start(store, 0, Map.of());
+            SetupRank failing = start(store, 1, Map.of());
             long until = System.nanoTime() + TIMEOUT.toNanos();
             while (!(store.check(List.of("host/0", "host/1"))
-                    && failing.thread.getState() == Thread.State.TIMED_WAITING
-                    && zero.thread.getState() == Thread.State.TIMED_WAITING)) {
+                    && failing.isWaiting()
+                    && zero.isWaiting())) {
                 assertTrue(System.nanoTime() < until, "ranks 0 and 1 never waited for rank 2");
                 Thread.sleep(5);
             }
-            failing.thread.interrupt();
+            failing.interrupt();
             RuntimeException cause = failing.anyFailure();
-            Rank two = Rank.start(store, 2, Map.of());
-            for (Rank peer : List.of(zero, two)) {
+            SetupRank two = start(store, 2, Map.of());
+            for (SetupRank peer : List.of(zero, two)) {
                 assertFailedPromptlyBecauseOf(peer, 1, cause);
             }
         }
     }
 
-    static void assertFailedPromptlyBecauseOf(Rank peer, int culprit, RuntimeException cause)
-            throws Exception {
-        RuntimeException any = peer.anyFailure();
-        long ms = peer.elapsedMs();
-        assertTrue(
-                ms < PROMPT_MS,
-                "rank " + peer.rank + " failed after " + ms + " ms, not at once: " + any);
-        if (!(any instanceof CommunicationException e)) {
-            throw new AssertionError("rank " + peer.rank + " failed otherwise", any);
-        }
-        assertEquals(culprit, e.getPeerRank(), e.getMessage());
-        assertTrue(e.getMessage().contains("rank " + culprit), e.getMessage());
-        assertTrue(
-                e.getMessage().contains(cause.getMessage()),
-                "rank " + peer.rank + " does not give rank " + culprit + "'s reason: " + e);
-    }
-
     /** One rank's backend set-up on its own thread, which closes the backend should it connect. */
-    static final class Rank {
-
-        final int rank;
-        final Thread thread;
-        final CompletableFuture<Void> done = new CompletableFuture<>();
-        final long start = System.nanoTime();
-        volatile long end;
-
-        private Rank(Store store, int rank, Map<String, String> options) {
-            this.rank = rank;
-            BackendContext context = new BackendContext(store, rank, 3, "cpu", TIMEOUT, options);
-            this.thread =
-                    new Thread(
-                            () -> {
-                                try {
-                                    Backend b = new CpuBackendProvider().create(context);
-                                    end = System.nanoTime();
-                                    b.close();
-                                    done.complete(null);
-                                } catch (Throwable e) {
-                                    end = System.nanoTime();
-                                    done.completeExceptionally(e);
-                                }
-                            },
-                            "cpu-setup-rank-" + rank);
-            thread.setDaemon(true);
-        }
-
-        static Rank start(Store store, int rank, Map<String, String> options) {
-            Rank r = new Rank(store, rank, options);
-            r.thread.start();
-            return r;
-        }
-
-        /** The rank's failure, of whatever kind. */
-        RuntimeException anyFailure() throws Exception {
-            try {
-                done.get(TIMEOUT.toSeconds() * 2, TimeUnit.SECONDS);
-            } catch (ExecutionException e) {
-                if (e.getCause() instanceof RuntimeException re) {
-                    return re;
-                }
-                throw new AssertionError("rank " + rank + " failed otherwise", e.getCause());
-            }
-            return fail("rank " + rank + " connected");
-        }
-
-        long elapsedMs() {
-            return (end - start) / 1_000_000;
-        }
+    private static SetupRank start(Store store, int rank, Map<String, String> options) {
+        BackendContext context = new BackendContext(store, rank, 3, "cpu", TIMEOUT, options);
+        return SetupRank.start(
+                "cpu-setup",
+                rank,
+                TIMEOUT,
+                "connected",
+                () -> new CpuBackendProvider().create(context));
     }
 }

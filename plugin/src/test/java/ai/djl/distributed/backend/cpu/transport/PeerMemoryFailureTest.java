@@ -13,21 +13,19 @@
  */
 package ai.djl.distributed.backend.cpu.transport;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
+import static ai.djl.distributed.testing.SetupRank.assertFailedPromptlyBecauseOf;
 
-import ai.djl.distributed.CommunicationException;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import ai.djl.distributed.store.HashStore;
+import ai.djl.distributed.testing.SetupRank;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.Callable;
 
 /**
  * A rank whose peer-memory probe fails, and which stays alive, fails its peers' probe at once with
@@ -40,7 +38,6 @@ class PeerMemoryFailureTest {
 
     // Long enough that a peer waiting it out is told apart from one failing at once.
     private static final Duration TIMEOUT = Duration.ofSeconds(20);
-    private static final long PROMPT_MS = 5_000;
 
     /**
      * Rank 0 gives up after publishing its probe (interrupted while it and rank 1 wait for rank
@@ -50,8 +47,8 @@ class PeerMemoryFailureTest {
     @Test
     void aRankThatFailsAfterPublishingItsProbeFailsItsPeersAtOnce() throws Exception {
         try (HashStore store = new HashStore()) {
-            Rank failing = Rank.start(0, () -> PeerMemory.connect(store, 0, 3, TIMEOUT));
-            Rank one = Rank.start(1, () -> PeerMemory.connect(store, 1, 3, TIMEOUT));
+            SetupRank failing = start(0, () -> PeerMemory.connect(store, 0, 3, TIMEOUT));
+            SetupRank one = start(1, () -> PeerMemory.connect(store, 1, 3, TIMEOUT));
             long until = System.nanoTime() + TIMEOUT.toNanos();
             while (!(store.check(List.of("cma/0", "cma/1"))
                     && failing.isWaiting()
@@ -59,92 +56,18 @@ class PeerMemoryFailureTest {
                 assertTrue(System.nanoTime() < until, "ranks 0 and 1 never waited for rank 2");
                 Thread.sleep(5);
             }
-            failing.thread.interrupt();
+            failing.interrupt();
             RuntimeException cause = failing.anyFailure();
-            Rank two = Rank.start(2, () -> PeerMemory.connect(store, 2, 3, TIMEOUT));
+            SetupRank two = start(2, () -> PeerMemory.connect(store, 2, 3, TIMEOUT));
 
-            for (Rank peer : List.of(one, two)) {
-                CommunicationException e = peer.failure();
-                long ms = peer.elapsedMs();
-                assertTrue(
-                        ms < PROMPT_MS,
-                        "rank " + peer.rank + " failed after " + ms + " ms, not at once: " + e);
-                assertEquals(0, e.getPeerRank(), e.getMessage());
-                assertTrue(e.getMessage().contains("rank 0"), e.getMessage());
-                assertTrue(
-                        e.getMessage().contains(cause.getMessage()),
-                        "rank " + peer.rank + " does not give rank 0's reason: " + e);
+            for (SetupRank peer : List.of(one, two)) {
+                assertFailedPromptlyBecauseOf(peer, 0, cause);
             }
         }
     }
 
     /** One rank's probe on its own thread. */
-    private static final class Rank {
-
-        final int rank;
-        final Thread thread;
-        final CompletableFuture<Void> done = new CompletableFuture<>();
-        final long start = System.nanoTime();
-        volatile long end;
-
-        private Rank(int rank, Probe probe) {
-            this.rank = rank;
-            this.thread =
-                    new Thread(
-                            () -> {
-                                try {
-                                    probe.run();
-                                    end = System.nanoTime();
-                                    done.complete(null);
-                                } catch (Throwable e) {
-                                    end = System.nanoTime();
-                                    done.completeExceptionally(e);
-                                }
-                            },
-                            "cma-setup-rank-" + rank);
-            thread.setDaemon(true);
-        }
-
-        static Rank start(int rank, Probe probe) {
-            Rank r = new Rank(rank, probe);
-            r.thread.start();
-            return r;
-        }
-
-        /** Whether the rank is blocked in a timed wait (the store's, once it has published). */
-        boolean isWaiting() {
-            return thread.getState() == Thread.State.TIMED_WAITING;
-        }
-
-        /** The rank's failure, which must be a {@link CommunicationException}. */
-        CommunicationException failure() throws Exception {
-            RuntimeException e = anyFailure();
-            if (e instanceof CommunicationException ce) {
-                return ce;
-            }
-            throw new AssertionError("rank " + rank + " failed otherwise", e);
-        }
-
-        /** The rank's failure, of whatever kind. */
-        RuntimeException anyFailure() throws Exception {
-            try {
-                done.get(TIMEOUT.toSeconds() * 2, TimeUnit.SECONDS);
-            } catch (ExecutionException e) {
-                if (e.getCause() instanceof RuntimeException re) {
-                    return re;
-                }
-                throw new AssertionError("rank " + rank + " failed otherwise", e.getCause());
-            }
-            return fail("rank " + rank + " probed");
-        }
-
-        long elapsedMs() {
-            return (end - start) / 1_000_000;
-        }
-    }
-
-    /** A rank's probe. */
-    private interface Probe {
-        PeerMemory run();
+    private static SetupRank start(int rank, Callable<PeerMemory> probe) {
+        return SetupRank.start("cma-setup", rank, TIMEOUT, "probed", probe);
     }
 }

@@ -13,12 +13,14 @@
  */
 package ai.djl.distributed.backend.cpu.transport;
 
+import static ai.djl.distributed.testing.SetupRank.assertFailedPromptlyBecauseOf;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import ai.djl.distributed.CommunicationException;
 import ai.djl.distributed.store.HashStore;
+import ai.djl.distributed.testing.SetupRank;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -29,9 +31,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -46,7 +46,6 @@ class ShmSetupFailureTest {
 
     // Long enough that a peer waiting it out is told apart from one failing at once.
     private static final Duration TIMEOUT = Duration.ofSeconds(20);
-    private static final long PROMPT_MS = 5_000;
 
     /**
      * Rank 2 cannot create its segments (its thread is interrupted, so growing the memfd through a
@@ -56,19 +55,19 @@ class ShmSetupFailureTest {
     void aRankThatCannotCreateItsSegmentsFailsItsPeersAtOnce() throws Exception {
         Set<String> before = devShm();
         try (HashStore store = new HashStore()) {
-            Rank failing =
-                    Rank.start(
+            SetupRank failing =
+                    start(
                             2,
                             () -> {
                                 Thread.currentThread().interrupt();
                                 return ShmTransport.connect(store, 2, 3, TIMEOUT);
                             });
-            Rank zero = Rank.start(0, () -> ShmTransport.connect(store, 0, 3, TIMEOUT));
-            Rank one = Rank.start(1, () -> ShmTransport.connect(store, 1, 3, TIMEOUT));
+            SetupRank zero = start(0, () -> ShmTransport.connect(store, 0, 3, TIMEOUT));
+            SetupRank one = start(1, () -> ShmTransport.connect(store, 1, 3, TIMEOUT));
 
             CommunicationException cause = failing.failure();
             assertTrue(cause.getMessage().contains("rank 2 cannot create"), cause.getMessage());
-            for (Rank peer : List.of(zero, one)) {
+            for (SetupRank peer : List.of(zero, one)) {
                 assertFailedPromptlyBecauseOf(peer, 2, cause);
             }
         }
@@ -84,8 +83,8 @@ class ShmSetupFailureTest {
     void aRankThatFailsAfterItsPeersMappedItsSegmentsFailsThemAtOnce() throws Exception {
         Set<String> before = devShm();
         try (HashStore store = new HashStore()) {
-            Rank failing = Rank.start(0, () -> ShmTransport.connect(store, 0, 3, TIMEOUT));
-            Rank one = Rank.start(1, () -> ShmTransport.connect(store, 1, 3, TIMEOUT));
+            SetupRank failing = start(0, () -> ShmTransport.connect(store, 0, 3, TIMEOUT));
+            SetupRank one = start(1, () -> ShmTransport.connect(store, 1, 3, TIMEOUT));
             // Both announced, mapped each other's segments, and now wait for rank 2's.
             long until = System.nanoTime() + TIMEOUT.toNanos();
             while (!(store.check(List.of("shm/0", "shm/1"))
@@ -94,29 +93,15 @@ class ShmSetupFailureTest {
                 assertTrue(System.nanoTime() < until, "ranks 0 and 1 never waited for rank 2");
                 Thread.sleep(5);
             }
-            failing.thread.interrupt();
+            failing.interrupt();
             RuntimeException cause = failing.anyFailure();
-            Rank two = Rank.start(2, () -> ShmTransport.connect(store, 2, 3, TIMEOUT));
+            SetupRank two = start(2, () -> ShmTransport.connect(store, 2, 3, TIMEOUT));
 
-            for (Rank peer : List.of(one, two)) {
+            for (SetupRank peer : List.of(one, two)) {
                 assertFailedPromptlyBecauseOf(peer, 0, cause);
             }
         }
         assertEquals(before, devShm(), "/dev/shm changed");
-    }
-
-    private static void assertFailedPromptlyBecauseOf(
-            Rank peer, int culprit, RuntimeException cause) throws Exception {
-        CommunicationException e = peer.failure();
-        long ms = peer.elapsedMs();
-        assertTrue(
-                ms < PROMPT_MS,
-                "rank " + peer.rank + " failed after " + ms + " ms, not at once: " + e);
-        assertEquals(culprit, e.getPeerRank(), e.getMessage());
-        assertTrue(e.getMessage().contains("rank " + culprit), e.getMessage());
-        assertTrue(
-                e.getMessage().contains(cause.getMessage()),
-                "rank " + peer.rank + " does not give rank " + culprit + "'s reason: " + e);
     }
 
     private static Set<String> devShm() throws IOException {
@@ -126,73 +111,7 @@ class ShmSetupFailureTest {
     }
 
     /** One rank's set-up on its own thread, which closes the transport should it connect. */
-    private static final class Rank {
-
-        final int rank;
-        final Thread thread;
-        final CompletableFuture<Void> done = new CompletableFuture<>();
-        final long start = System.nanoTime();
-        volatile long end;
-
-        private Rank(int rank, Connect connect) {
-            this.rank = rank;
-            this.thread =
-                    new Thread(
-                            () -> {
-                                try {
-                                    Transport t = connect.run();
-                                    end = System.nanoTime();
-                                    t.close();
-                                    done.complete(null);
-                                } catch (Throwable e) {
-                                    end = System.nanoTime();
-                                    done.completeExceptionally(e);
-                                }
-                            },
-                            "shm-setup-rank-" + rank);
-            thread.setDaemon(true);
-        }
-
-        static Rank start(int rank, Connect connect) {
-            Rank r = new Rank(rank, connect);
-            r.thread.start();
-            return r;
-        }
-
-        /** Whether the rank is blocked in a timed wait (the store's, once it has announced). */
-        boolean isWaiting() {
-            return thread.getState() == Thread.State.TIMED_WAITING;
-        }
-
-        /** The rank's failure, which must be a {@link CommunicationException}. */
-        CommunicationException failure() throws Exception {
-            RuntimeException e = anyFailure();
-            if (e instanceof CommunicationException ce) {
-                return ce;
-            }
-            throw new AssertionError("rank " + rank + " failed otherwise", e);
-        }
-
-        /** The rank's failure, of whatever kind. */
-        RuntimeException anyFailure() throws Exception {
-            try {
-                done.get(TIMEOUT.toSeconds() * 2, TimeUnit.SECONDS);
-            } catch (ExecutionException e) {
-                if (e.getCause() instanceof RuntimeException re) {
-                    return re;
-                }
-                throw new AssertionError("rank " + rank + " failed otherwise", e.getCause());
-            }
-            return fail("rank " + rank + " connected");
-        }
-
-        long elapsedMs() {
-            return (end - start) / 1_000_000;
-        }
-    }
-
-    /** A rank's connect. */
-    private interface Connect {
-        Transport run();
+    private static SetupRank start(int rank, Callable<Transport> connect) {
+        return SetupRank.start("shm-setup", rank, TIMEOUT, "connected", connect);
     }
 }

@@ -13,12 +13,13 @@
  */
 package ai.djl.distributed.backend.cpu.transport;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
+import static ai.djl.distributed.testing.SetupRank.assertFailedPromptlyBecauseOf;
+
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import ai.djl.distributed.CommunicationException;
 import ai.djl.distributed.store.HashStore;
+import ai.djl.distributed.testing.SetupRank;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -31,9 +32,7 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.Callable;
 
 /**
  * A rank whose TCP mesh set-up fails, and which stays alive, fails its peers' set-up at once with
@@ -46,7 +45,6 @@ class TcpMeshFailureTest {
 
     // Long enough that a peer waiting it out is told apart from one failing at once.
     private static final Duration TIMEOUT = Duration.ofSeconds(20);
-    private static final long PROMPT_MS = 5_000;
     private static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
 
     /**
@@ -58,9 +56,10 @@ class TcpMeshFailureTest {
     void aRankThatCannotListenFailsItsPeersAtOnce() throws Exception {
         try (HashStore store = new HashStore()) {
             InetAddress elsewhere = InetAddress.getByName("192.0.2.1");
-            Rank zero = Rank.start(() -> TcpTransport.connect(store, 0, 3, LOOPBACK, TIMEOUT));
-            Rank failing = Rank.start(() -> TcpTransport.connect(store, 1, 3, elsewhere, TIMEOUT));
-            Rank two = Rank.start(() -> TcpTransport.connect(store, 2, 3, LOOPBACK, TIMEOUT));
+            SetupRank zero = start(0, () -> TcpTransport.connect(store, 0, 3, LOOPBACK, TIMEOUT));
+            SetupRank failing =
+                    start(1, () -> TcpTransport.connect(store, 1, 3, elsewhere, TIMEOUT));
+            SetupRank two = start(2, () -> TcpTransport.connect(store, 2, 3, LOOPBACK, TIMEOUT));
 
             CommunicationException cause = failing.failure();
             assertTrue(cause.getMessage().contains("rank 1 could not connect"), cause.getMessage());
@@ -77,8 +76,9 @@ class TcpMeshFailureTest {
     @Test
     void aRankThatFailsAfterPublishingFailsItsPeersAtOnce() throws Exception {
         try (HashStore store = new HashStore()) {
-            Rank zero = Rank.start(() -> TcpTransport.connect(store, 0, 3, LOOPBACK, TIMEOUT));
-            Rank failing = Rank.start(() -> TcpTransport.connect(store, 1, 3, LOOPBACK, TIMEOUT));
+            SetupRank zero = start(0, () -> TcpTransport.connect(store, 0, 3, LOOPBACK, TIMEOUT));
+            SetupRank failing =
+                    start(1, () -> TcpTransport.connect(store, 1, 3, LOOPBACK, TIMEOUT));
             store.waitFor(List.of("tcp/1"), TIMEOUT);
             String endpoint = new String(store.get("tcp/1"), StandardCharsets.UTF_8);
             int port = Integer.parseInt(endpoint.substring(endpoint.lastIndexOf(':') + 1));
@@ -92,72 +92,15 @@ class TcpMeshFailureTest {
                 CommunicationException cause = failing.failure();
                 assertTrue(cause.getMessage().contains("bad hello"), cause.getMessage());
                 assertFailedPromptlyBecauseOf(zero, 1, cause);
-                Rank two = Rank.start(() -> TcpTransport.connect(store, 2, 3, LOOPBACK, TIMEOUT));
+                SetupRank two =
+                        start(2, () -> TcpTransport.connect(store, 2, 3, LOOPBACK, TIMEOUT));
                 assertFailedPromptlyBecauseOf(two, 1, cause);
             }
         }
     }
 
-    private static void assertFailedPromptlyBecauseOf(
-            Rank peer, int culprit, RuntimeException cause) throws Exception {
-        CommunicationException e = peer.failure();
-        long ms = peer.elapsedMs();
-        assertTrue(ms < PROMPT_MS, "a peer failed after " + ms + " ms, not at once: " + e);
-        assertEquals(culprit, e.getPeerRank(), e.getMessage());
-        assertTrue(e.getMessage().contains("rank " + culprit), e.getMessage());
-        assertTrue(
-                e.getMessage().contains(cause.getMessage()),
-                "a peer does not give rank " + culprit + "'s reason: " + e);
-    }
-
     /** One rank's set-up on its own thread, which closes the transport should it connect. */
-    private static final class Rank {
-
-        final CompletableFuture<Void> done = new CompletableFuture<>();
-        final long start = System.nanoTime();
-        volatile long end;
-
-        static Rank start(Connect connect) {
-            Rank r = new Rank();
-            Thread t =
-                    new Thread(
-                            () -> {
-                                try {
-                                    Transport transport = connect.run();
-                                    r.end = System.nanoTime();
-                                    transport.close();
-                                    r.done.complete(null);
-                                } catch (Throwable e) {
-                                    r.end = System.nanoTime();
-                                    r.done.completeExceptionally(e);
-                                }
-                            },
-                            "tcp-setup-rank");
-            t.setDaemon(true);
-            t.start();
-            return r;
-        }
-
-        /** The rank's failure, which must be a {@link CommunicationException}. */
-        CommunicationException failure() throws Exception {
-            try {
-                done.get(TIMEOUT.toSeconds() * 2, TimeUnit.SECONDS);
-            } catch (ExecutionException e) {
-                if (e.getCause() instanceof CommunicationException ce) {
-                    return ce;
-                }
-                throw new AssertionError("a rank failed otherwise", e.getCause());
-            }
-            return fail("a rank connected");
-        }
-
-        long elapsedMs() {
-            return (end - start) / 1_000_000;
-        }
-    }
-
-    /** A rank's connect. */
-    private interface Connect {
-        Transport run();
+    private static SetupRank start(int rank, Callable<Transport> connect) {
+        return SetupRank.start("tcp-setup", rank, TIMEOUT, "connected", connect);
     }
 }
