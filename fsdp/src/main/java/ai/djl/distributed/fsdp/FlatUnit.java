@@ -68,8 +68,9 @@ final class FlatUnit implements AutoCloseable {
     private Work gatherWork;
     private NDArray[] views;
     private boolean viewsReady;
-    private StorageResize evictedBy; // set while the gathered buffer's memory is freed
-    private StorageResize resharded; // set from an eviction to the release that ends the pass
+    // Set by an eviction, until the release that ends the pass (which frees the memory again).
+    private StorageResize resharded;
+    private boolean evicted; // while the gathered buffer's memory is freed
 
     private final BufferPool pool;
 
@@ -253,10 +254,10 @@ final class FlatUnit implements AutoCloseable {
      * Returns at once; the first {@link #view} waits for the gather.
      */
     void gather() {
-        if (evictedBy != null) {
+        if (evicted) {
             // Into the same storage: autograd's saved references to the views see the values again.
-            evictedBy.restore(gatheredArray);
-            evictedBy = null;
+            resharded.restore(gatheredArray);
+            evicted = false;
             fill();
             return;
         }
@@ -304,7 +305,7 @@ final class FlatUnit implements AutoCloseable {
      * @param outputs the outputs of the unit's last stage, which the next stage reads
      */
     void evict(StorageResize resize, NDList outputs) {
-        if (views == null || evictedBy != null || shards == 1) {
+        if (views == null || evicted || shards == 1) {
             // One shard: the gather is a copy that the FlatBuffer writes through the memory it
             // mapped when made, which a resize would move; and the rank holds the unit anyway.
             return;
@@ -319,7 +320,7 @@ final class FlatUnit implements AutoCloseable {
             gatherWork = null;
         }
         resize.free(gatheredArray);
-        evictedBy = resize;
+        evicted = true;
         resharded = resize;
     }
 
@@ -336,7 +337,7 @@ final class FlatUnit implements AutoCloseable {
 
     /** Whether the gathered parameters' memory is freed by {@link #evict} (tests read it). */
     boolean isEvicted() {
-        return evictedBy != null && evictedBy.isFreed(gatheredArray);
+        return evicted && resharded.isFreed(gatheredArray);
     }
 
     /**
@@ -346,7 +347,7 @@ final class FlatUnit implements AutoCloseable {
      *     arrays handed to collectives must not require gradients)
      */
     NDArray view(int i, boolean training) {
-        if (views == null || evictedBy != null) {
+        if (views == null || evicted) {
             throw new IllegalStateException(
                     "unit "
                             + spec.name()
@@ -474,10 +475,10 @@ final class FlatUnit implements AutoCloseable {
         FlatBuffer buffer = gathered;
         NDArray array = gatheredArray;
         StorageResize emptiedBy = resharded;
-        boolean freed = evictedBy != null;
+        boolean freed = evicted;
         gathered = null;
         gatheredArray = null;
-        evictedBy = null;
+        evicted = false;
         resharded = null;
         views = null;
         viewsReady = false;

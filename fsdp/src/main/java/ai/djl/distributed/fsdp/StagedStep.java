@@ -213,27 +213,13 @@ final class StagedStep {
                 gatherStage(k);
                 prefetch(k + 1);
                 x = stages.get(k).forward(store, x, training);
-                boolean released = false;
-                for (int u : layout.unitsOfStage(k)) {
-                    released |= layout.units().get(u).lastStage() == k;
-                }
-                if (released) {
+                if (endsAUnit(k)) {
                     // An output may view a parameter of a unit released below (a parameter
                     // handed on as it is, a slice of one): the release closes it with the unit's
                     // views, and the pool gathers another unit into its memory. Copies instead,
                     // as runForward does under recompute.
-                    boolean mode = JniUtils.isGradMode();
-                    try {
-                        JniUtils.setGradMode(false);
-                        x = copies(x, callers);
-                    } finally {
-                        JniUtils.setGradMode(mode);
-                    }
-                    for (int u : layout.unitsOfStage(k)) {
-                        if (layout.units().get(u).lastStage() == k) {
-                            units.get(u).release();
-                        }
-                    }
+                    x = copies(x, callers);
+                    releaseUnitsEndingAt(k);
                 }
             }
             return x;
@@ -396,24 +382,44 @@ final class StagedStep {
     }
 
     private void releaseAfterForward(int k) {
-        if (!reshard) {
-            return;
+        // Units the last stage uses stay: its forward records, and its backward comes first.
+        if (reshard) {
+            releaseUnitsEndingAt(k);
         }
+    }
+
+    // Whether stage k is the last stage of any of its units.
+    private boolean endsAUnit(int k) {
         for (int u : layout.unitsOfStage(k)) {
-            // Units the last stage uses stay: its forward records, and its backward comes first.
+            if (layout.units().get(u).lastStage() == k) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void releaseUnitsEndingAt(int k) {
+        for (int u : layout.unitsOfStage(k)) {
             if (layout.units().get(u).lastStage() == k) {
                 units.get(u).release();
             }
         }
     }
 
-    // Copies of arrays that share no memory with them, in a manager (grad mode off: no history).
+    // Copies of arrays that share no memory with them, in a manager, with grad mode off: no
+    // history links them to the arrays they copy.
     private static NDList copies(NDList arrays, NDManager to) {
+        boolean mode = JniUtils.isGradMode();
         NDList out = new NDList(arrays.size());
-        for (NDArray a : arrays) {
-            NDArray c = a.duplicate();
-            c.attach(to);
-            out.add(c);
+        try {
+            JniUtils.setGradMode(false);
+            for (NDArray a : arrays) {
+                NDArray c = a.duplicate();
+                c.attach(to);
+                out.add(c);
+            }
+        } finally {
+            JniUtils.setGradMode(mode);
         }
         return out;
     }
