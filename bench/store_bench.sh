@@ -24,7 +24,12 @@
 #        RDZV_SERVERS="java java-secret pytorch c" (java-tls too for TLS; with RDZV_TIMEOUT=180)
 #        CAP_SERVERS="java pytorch", PY_SERVERS="java pytorch c" (the summary needs those; more
 #        may be added); in all three lists "java-epoll" (and "java-epoll-secret") is ours on
-#        Netty's epoll instead of io_uring, for comparison
+#        Netty's epoll instead of io_uring, for comparison;
+#        LOCAL_PORT_RANGE="1024 65535": the client host's ephemeral ports for the run (restored at
+#        exit; needs the right to write net.ipv4.ip_local_port_range). All the rendezvous' clients
+#        run on this host, and connect() takes the even ports of the range first: past half the
+#        range (14,116 of the default 32768-60999) every connect searches the odd ones, and the
+#        clients' connects, not the server, set the time (docs/PERFORMANCE.md, session 20)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 PEERS="${PEERS:-$ROOT/../shared/peers}"
@@ -36,11 +41,19 @@ FD_LIMIT=$(ulimit -n)
 "$ROOT/bin/djl-dist" --help >/dev/null   # builds the jars if needed
 WORK=$(mktemp -d)
 PID=""
+PORT_RANGE_FILE=/proc/sys/net/ipv4/ip_local_port_range
+OLD_PORT_RANGE=$(cat "$PORT_RANGE_FILE")
 cleanup() {
   for p in $PID ${JAVA_PID:-}; do kill "$p" 2>/dev/null; done
   wait 2>/dev/null || true; rm -rf "$WORK"
+  [ -n "${LOCAL_PORT_RANGE:-}" ] && echo "$OLD_PORT_RANGE" > "$PORT_RANGE_FILE" 2>/dev/null
+  true
 }
 trap cleanup EXIT
+if [ -n "${LOCAL_PORT_RANGE:-}" ] && ! echo "$LOCAL_PORT_RANGE" > "$PORT_RANGE_FILE"; then
+  echo "LOCAL_PORT_RANGE=\"$LOCAL_PORT_RANGE\": cannot write $PORT_RANGE_FILE (root in this network namespace needed)" >&2
+  exit 1
+fi
 gcc -O2 -o "$WORK/store_load" "$ROOT/bench/store_load.c"
 gcc -O2 -o "$WORK/min_store" "$ROOT/bench/min_store.c"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
@@ -98,7 +111,8 @@ start() {
 stop() { kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; PID=""; }
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs);" \
-  "somaxconn=$(cat /proc/sys/net/core/somaxconn) tcp_max_syn_backlog=$(cat /proc/sys/net/ipv4/tcp_max_syn_backlog) open-file limit=$FD_LIMIT"
+  "somaxconn=$(cat /proc/sys/net/core/somaxconn) tcp_max_syn_backlog=$(cat /proc/sys/net/ipv4/tcp_max_syn_backlog) open-file limit=$FD_LIMIT" \
+  "local ports=$(tr '\t' - < "$PORT_RANGE_FILE")"
 
 if ! skip capacity; then
   for c in $CONNS; do
