@@ -43,7 +43,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.BiConsumer;
 
 /**
  * FsdpPassesTest's ways of driving passes, at 2 ranks under FULL_SHARD without recompute, where
@@ -124,13 +123,17 @@ class ReshardPassesTest {
         return n;
     }
 
+    /** What one rank does with its trainer, its manager and its own failure switch. */
+    private interface Body {
+        void run(FullyShardedDataParallel t, NDManager m, AtomicBoolean fail);
+    }
+
     @ParameterizedTest
     @EnumSource(Way.class)
     void passesDrivenAnyWayWithUnitsFreedInPlaceEndAsAPlainTrainers(Way way) throws Exception {
         Map<String, float[]> expected = plain(1, 2);
-        AtomicBoolean fail = new AtomicBoolean();
-        BiConsumer<FullyShardedDataParallel, NDManager> body =
-                (t, m) -> {
+        Body body =
+                (t, m, fail) -> {
                     NDList[] a = batch(m, 1);
                     NDList[] b = batch(m, 2);
                     switch (way) {
@@ -198,6 +201,9 @@ class ReshardPassesTest {
                 Fixture.ranks(
                         2,
                         (group, manager) -> {
+                            // each rank's own: a switch shared by the ranks' threads could be
+                            // turned off by one rank before the other's forward reached it
+                            AtomicBoolean fail = new AtomicBoolean();
                             try (Model model = Model.newInstance("fsdp")) {
                                 model.setBlock(model(fail));
                                 try (FullyShardedDataParallel t =
@@ -208,7 +214,7 @@ class ReshardPassesTest {
                                                 .setProcessGroup(group)
                                                 .build()) {
                                     t.initialize(new Shape(2, 6));
-                                    body.accept(t, manager);
+                                    body.run(t, manager, fail);
                                     Map<String, float[]> all = new LinkedHashMap<>();
                                     t.forEachFullParameter((n, v) -> all.put(n, v.toFloatArray()));
                                     return all;
