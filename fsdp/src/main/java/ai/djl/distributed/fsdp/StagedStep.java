@@ -213,7 +213,7 @@ final class StagedStep {
                 gatherStage(k);
                 prefetch(k + 1);
                 x = stages.get(k).forward(store, x, training);
-                if (endsAUnit(k)) {
+                if (layout.unitsEndingAt(k).length > 0) {
                     // An output may view a parameter of a unit released below (a parameter
                     // handed on as it is, a slice of one): the release closes it with the unit's
                     // views, and the pool gathers another unit into its memory. Copies instead,
@@ -388,21 +388,9 @@ final class StagedStep {
         }
     }
 
-    // Whether stage k is the last stage of any of its units.
-    private boolean endsAUnit(int k) {
-        for (int u : layout.unitsOfStage(k)) {
-            if (layout.units().get(u).lastStage() == k) {
-                return true;
-            }
-        }
-        return false;
-    }
-
     private void releaseUnitsEndingAt(int k) {
-        for (int u : layout.unitsOfStage(k)) {
-            if (layout.units().get(u).lastStage() == k) {
-                units.get(u).release();
-            }
+        for (int u : layout.unitsEndingAt(k)) {
+            units.get(u).release();
         }
     }
 
@@ -425,12 +413,10 @@ final class StagedStep {
     }
 
     private void evictAfterForward(int k, NDList out) {
-        for (int u : layout.unitsOfStage(k)) {
-            // Units the last stage uses stay: its backward comes first. So does a unit whose
-            // memory the stage's outputs view: the next stage reads them.
-            if (layout.units().get(u).lastStage() == k) {
-                units.get(u).evict(evict, out);
-            }
+        // Units the last stage uses stay: its backward comes first. So does a unit whose memory
+        // the stage's outputs view: the next stage reads them.
+        for (int u : layout.unitsEndingAt(k)) {
+            units.get(u).evict(evict, out);
         }
     }
 

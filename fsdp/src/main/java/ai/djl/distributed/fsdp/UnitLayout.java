@@ -17,6 +17,7 @@ import ai.djl.distributed.staged.Stage;
 import ai.djl.nn.Parameter;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
@@ -50,12 +51,21 @@ final class UnitLayout {
 
     private final List<Unit> units;
     private final int[][] unitsOfStage;
+    private final int[][] unitsEndingAt;
     private final String signature;
 
     private UnitLayout(List<Unit> units, int[][] unitsOfStage, String signature) {
         this.units = units;
         this.unitsOfStage = unitsOfStage;
         this.signature = signature;
+        unitsEndingAt = new int[unitsOfStage.length][];
+        for (int k = 0; k < unitsOfStage.length; k++) {
+            int stage = k;
+            unitsEndingAt[k] =
+                    Arrays.stream(unitsOfStage[k])
+                            .filter(u -> units.get(u).lastStage() == stage)
+                            .toArray();
+        }
     }
 
     /**
@@ -172,6 +182,11 @@ final class UnitLayout {
     /** The units stage {@code k} fetches parameters of, in unit order. */
     int[] unitsOfStage(int k) {
         return unitsOfStage[k];
+    }
+
+    /** The units whose last stage is {@code k}, in unit order: those a pass is done with there. */
+    int[] unitsEndingAt(int k) {
+        return unitsEndingAt[k];
     }
 
     int stageCount() {
