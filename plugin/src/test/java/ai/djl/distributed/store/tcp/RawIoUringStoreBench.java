@@ -118,7 +118,6 @@ public final class RawIoUringStoreBench {
     private static final class Acceptor implements IoUringIoHandle {
         private final IoEventLoop loop;
         private final int fd;
-        private IoRegistration registration;
 
         Acceptor(IoEventLoop loop, int fd) {
             this.loop = loop;
@@ -126,7 +125,6 @@ public final class RawIoUringStoreBench {
         }
 
         void start(IoRegistration registration) {
-            this.registration = registration;
             registration.submit(op(IORING_OP_ACCEPT, (short) 0, fd, 0L, 0, 0));
         }
 
