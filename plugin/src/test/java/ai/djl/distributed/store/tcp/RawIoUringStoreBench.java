@@ -231,10 +231,14 @@ public final class RawIoUringStoreBench {
                 }
                 String key = in.toString(keyAt, keyLength, StandardCharsets.ISO_8859_1);
                 if (opcode == StoreOpcode.SET.code()) {
-                    if (end - next < Long.BYTES || end - next - Long.BYTES < in.getLongLE(next)) {
+                    if (end - next < Long.BYTES) {
                         return true;
                     }
-                    byte[] value = new byte[(int) in.getLongLE(next)];
+                    long valueLength = in.getLongLE(next);
+                    if (end - next - Long.BYTES < valueLength) {
+                        return true;
+                    }
+                    byte[] value = new byte[(int) valueLength];
                     in.getBytes(next + Long.BYTES, value);
                     in.readerIndex(next + Long.BYTES + value.length);
                     STATE.set(key, value);
