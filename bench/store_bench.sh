@@ -24,7 +24,8 @@
 #        RDZV_SERVERS="java java-secret pytorch c" (java-tls too for TLS; with RDZV_TIMEOUT=180)
 #        CAP_SERVERS="java pytorch", PY_SERVERS="java pytorch c" (the summary needs those; more
 #        may be added); in all three lists "java-epoll" (and "java-epoll-secret") is ours on
-#        Netty's epoll instead of io_uring, for comparison;
+#        Netty's epoll instead of io_uring, and "java-pipeline" ours with every connection served
+#        through its Netty pipeline (no io_uring direct connections), for comparison;
 #        LOCAL_PORT_RANGE="1024 65535": the client host's ephemeral ports for the run (restored at
 #        exit; needs the right to write net.ipv4.ip_local_port_range). All the rendezvous' clients
 #        run on this host, and connect() takes the even ports of the range first: past half the
@@ -84,8 +85,15 @@ fi
 # tls_env WHICH: the TLS variables for java-tls, none otherwise
 tls_env() { [ "$1" = java-tls ] && printf '%s\n' "${TLS_ENV[@]}"; true; }
 
-# epoll_env WHICH: for java-epoll, the property that puts ours on epoll
-epoll_env() { [ "$1" = java-epoll ] && echo JAVA_TOOL_OPTIONS=-Dai.djl.distributed.netty.transport=epoll; true; }
+# java_env WHICH: for java-epoll, the property that puts ours on epoll; for java-pipeline, the one
+# that serves every connection through its pipeline
+java_env() {
+  case $1 in
+    java-epoll) echo JAVA_TOOL_OPTIONS=-Dai.djl.distributed.netty.transport=epoll;;
+    java-pipeline) echo JAVA_TOOL_OPTIONS=-Dai.djl.distributed.store.direct=false;;
+  esac
+  true
+}
 CAP_SERVERS=${CAP_SERVERS:-"java pytorch"}; PY_SERVERS=${PY_SERVERS:-"java pytorch c"}
 
 # start WHICH [SECRET]: a fresh server on a free port; sets PORT and PID
@@ -95,8 +103,8 @@ start() {
   # check before it would find the previous server's ready line
   : > "$WORK/server.log"
   case $1 in
-    java|java-tls|java-epoll)
-      env $(tls_env "$1") $(epoll_env "$1") DJL_DIST_STORE_SECRET="${2:-}" "$ROOT/bin/djl-dist" store-server --host 127.0.0.1 --port "$PORT" > "$WORK/server.log" 2>&1 & PID=$!
+    java|java-tls|java-epoll|java-pipeline)
+      env $(tls_env "$1") $(java_env "$1") DJL_DIST_STORE_SECRET="${2:-}" "$ROOT/bin/djl-dist" store-server --host 127.0.0.1 --port "$PORT" > "$WORK/server.log" 2>&1 & PID=$!
       ready=listening;;
     pytorch)
       "$PEERS/torch26" python3 /peers/torch_store_bench.py server "$PORT" > "$WORK/server.log" 2>&1 & PID=$!
@@ -206,6 +214,12 @@ if [ -f "$WORK/cap.java.$(echo $CONNS | cut -d' ' -f1).all" ]; then
     echo "ours on epoll, $c connections: first second $ef, whole run $ea;" \
       "io_uring/epoll $(ratio "$(median < "$WORK/cap.java.$c.all")" "$ea")x; epoll/PyTorch $(ratio "$ea" "$(median < "$WORK/cap.pytorch.$c.all")")x"
   done
+  for c in $CONNS; do
+    [ -f "$WORK/cap.java-pipeline.$c.all" ] || continue
+    ef=$(median < "$WORK/cap.java-pipeline.$c.first"); ea=$(median < "$WORK/cap.java-pipeline.$c.all")
+    echo "ours, pipelines only, $c connections: first second $ef, whole run $ea;" \
+      "direct/pipelines $(ratio "$(median < "$WORK/cap.java.$c.all")" "$ea")x; pipelines/PyTorch $(ratio "$ea" "$(median < "$WORK/cap.pytorch.$c.all")")x"
+  done
 fi
 for which in java pytorch; do
   [ -f "$WORK/steady.$which" ] || continue
@@ -220,12 +234,14 @@ if [ -f "$WORK/py.java" ]; then
   J=$(median < "$WORK/py.java"); P=$(median < "$WORK/py.pytorch"); C=$(median < "$WORK/py.c")
   echo "python load ($PY_CLIENTS processes): ours=$J pytorch=$P c-floor=$C ratio=$(ratio "$J" "$P")x ours/c-floor=$(ratio "$J" "$C")"
   [ -f "$WORK/py.java-epoll" ] && echo "python load, ours on epoll: $(median < "$WORK/py.java-epoll") ratio=$(ratio "$(median < "$WORK/py.java-epoll")" "$P")x"
+  [ -f "$WORK/py.java-pipeline" ] && echo "python load, ours with pipelines only: $(median < "$WORK/py.java-pipeline") ratio=$(ratio "$(median < "$WORK/py.java-pipeline")" "$P")x"
 fi
 if [ -f "$WORK/rdzv.sizes" ]; then
   header="| rendezvous |"; rule="|---|"
   for which in $RDZV_SERVERS; do
     case $which in java) h=ours;; java-secret) h="ours with a secret";; java-tls) h="ours with TLS";;
       java-epoll) h="ours on epoll";; java-epoll-secret) h="ours on epoll with a secret";;
+      java-pipeline) h="ours, pipelines only";;
       pytorch) h="PyTorch 2.6";; c) h="C floor";; esac
     header="$header $h median / max |"; rule="$rule---|"
   done

@@ -32,6 +32,8 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -61,6 +63,7 @@ final class ServerWarmUp {
      */
     static void run(TcpStoreServer server, TcpStoreServer.Builder builder) {
         ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
+        Set<IoUringConnection> direct = ConcurrentHashMap.newKeySet();
         Channel listener =
                 server.bind(
                         builder,
@@ -69,6 +72,7 @@ final class ServerWarmUp {
                         new StoreState(),
                         new PartialRequestBudget(Long.MAX_VALUE),
                         connections,
+                        direct,
                         null, // the warm-up's clients hold no secret
                         null); // and speak no TLS
         int port = ((InetSocketAddress) listener.localAddress()).getPort();
@@ -105,6 +109,7 @@ final class ServerWarmUp {
             throw new StoreException("interrupted while warming the store server up", e);
         } finally {
             listener.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+            IoUringConnection.closeAll(direct, 5000);
             connections.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
         }
         synchronized (failure) {

@@ -176,7 +176,7 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
     /** Registers a WAIT, or replies STOP_WAITING at once if every key exists. */
     void await(ChannelHandlerContext ctx, List<String> keys) {
         if (waiter == null) {
-            waiter = new Waiter(ctx.channel());
+            waiter = Waiter.of(ctx.channel());
         }
         // a STOP_WAITING queued by another connection's write must follow this connection's
         // earlier replies

@@ -125,10 +125,14 @@ final class StoreState {
         return false;
     }
 
-    /** Forgets a waiter's WAIT, if any (CANCEL_WAIT, or its connection closed). */
-    synchronized void cancel(Waiter waiter) {
+    /**
+     * Forgets a waiter's WAIT, if any (CANCEL_WAIT, or its connection closed).
+     *
+     * @return {@code true} if the waiter was waiting: no write has woken it, and none will
+     */
+    synchronized boolean cancel(Waiter waiter) {
         if (waiter.missing == 0) {
-            return;
+            return false;
         }
         for (String key : waiter.keys) {
             List<Waiter> list = waiters.get(key);
@@ -138,6 +142,7 @@ final class StoreState {
         }
         waiter.keys = List.of();
         waiter.missing = 0;
+        return true;
     }
 
     /** Pushes onto a queue; wakes at most one waiter, the one a pop would then serve. */

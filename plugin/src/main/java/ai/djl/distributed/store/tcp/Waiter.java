@@ -18,6 +18,7 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 
 import java.util.List;
+import java.util.concurrent.Executor;
 
 /**
  * The wait state of one connection: which keys its WAIT still misses. Guarded by the {@link
@@ -29,20 +30,34 @@ final class Waiter {
             Unpooled.unreleasableBuffer(
                     Unpooled.directBuffer(1).writeByte(StoreProtocol.STOP_WAITING).asReadOnly());
 
-    final Channel channel;
+    private final Executor loop;
+    private final Runnable stopWaiting;
     List<String> keys = List.of(); // the keys this waiter is registered on
     int missing; // how many of them have not been written yet; 0 when not waiting
 
-    Waiter(Channel channel) {
-        this.channel = channel;
+    /**
+     * Creates the waiter of a connection.
+     *
+     * @param loop the connection's event loop
+     * @param stopWaiting writes STOP_WAITING to the connection; run on {@code loop}
+     */
+    Waiter(Executor loop, Runnable stopWaiting) {
+        this.loop = loop;
+        this.stopWaiting = stopWaiting;
+    }
+
+    /** Creates the waiter of a channel: STOP_WAITING goes through its pipeline. */
+    static Waiter of(Channel channel) {
+        return new Waiter(
+                channel.eventLoop(), () -> channel.writeAndFlush(STOP_WAITING.duplicate()));
     }
 
     /**
-     * Queues STOP_WAITING on the channel's event loop. Called under the {@link StoreState} lock,
+     * Queues STOP_WAITING on the connection's event loop. Called under the {@link StoreState} lock,
      * always through the loop's task queue, so a CANCEL_WAIT reply (also queued there, after the
      * lock) can never overtake it.
      */
     void wake() {
-        channel.eventLoop().execute(() -> channel.writeAndFlush(STOP_WAITING.duplicate()));
+        loop.execute(stopWaiting);
     }
 }
