@@ -69,6 +69,15 @@ final class StoreServerCommand implements Callable<Integer> {
             description = "busy polling after traffic, in microseconds, 0 for none; default 50")
     private int busyPollUs = (int) (TcpStoreServer.DEFAULT_BUSY_POLL.toNanos() / 1000);
 
+    @Option(
+            names = {"--no-direct", "--no_direct"},
+            description =
+                    "serve every connection through its Netty pipeline, none straight from"
+                            + " io_uring (default: the system property "
+                            + TcpStoreServer.DIRECT_PROPERTY
+                            + ", else direct)")
+    private boolean noDirect;
+
     @Mixin private TlsOptions tls = new TlsOptions();
 
     /**
@@ -106,6 +115,9 @@ final class StoreServerCommand implements Callable<Integer> {
         // a fresh standalone server is at full speed from its first request (TcpStoreServer)
         builder.optWarmUp(Duration.ofMillis(warmUpMs));
         builder.optBusyPoll(Duration.ofNanos(1000L * busyPollUs));
+        if (noDirect) {
+            builder.optDirectConnections(false);
+        }
         if (tls.given()) {
             builder.optTls(tls.build());
         }

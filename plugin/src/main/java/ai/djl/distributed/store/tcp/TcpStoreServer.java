@@ -37,7 +37,10 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A TCPStore server: PyTorch's protocol on Netty. All connections share a few event-loop threads
- * and one key space; a WAIT is answered by the write that satisfies it, never by polling.
+ * and one key space; a WAIT is answered by the write that satisfies it, never by polling. On
+ * io_uring, a connection without TLS or a secret is served straight from the event loop's
+ * completions while it sends the common queries, and through its channel's pipeline from the first
+ * other request on ({@link Builder#optDirectConnections}).
  *
  * <p>Limits on key size, request size and key count close a connection that exceeds them, with a
  * logged reason, so a hostile or broken client cannot exhaust the server's memory or disturb the
