@@ -38,8 +38,12 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
@@ -51,20 +55,24 @@ import java.util.function.Consumer;
  * job's steady state as they arrive whole: VALIDATE, PING, SET, GET, ADD, CHECK and WAIT on one
  * key, and CANCEL_WAIT; a WAIT that must wait is woken like any other ({@link Waiter}).
  *
- * <p>The first request it does not serve (another query, one cut by the end of a read, a length
+ * <p>The first request it does not serve (another query, one the client sent only part of, a length
  * past the limits or the buffer, a GET of a large value, a refused ADD) hands the connection back
  * to its channel, this request and all after it, once the replies before it are sent: the channel's
  * pipeline then serves the connection for the rest of its life. So the limits, the read timeout,
- * the partial-request budget and the reasons logged for closing have one home, the pipeline, and
- * this class never holds part of a request. A WAIT still waiting goes over with the connection, as
- * the first request its pipeline reads; a STOP_WAITING or WAIT_CANCELED already queued is written
- * here first, so replies keep their order.
+ * the partial-request budget and the reasons logged for closing have one home, the pipeline. The
+ * only part of a request held here is one cut by the end of a full read buffer, while the next read
+ * fetches its rest: a client that sends many requests at once stays here, in memory the connection
+ * holds anyway. A WAIT still waiting goes over with the connection, as the first request its
+ * pipeline reads; a STOP_WAITING or WAIT_CANCELED already queued is written here first, so replies
+ * keep their order.
  *
  * <p>Why: the pipeline costs a request some microseconds of Java on top of the system calls; this
  * path took about a microsecond of it off each request (docs/PERFORMANCE.md, issue 19).
  *
- * <p>Runs on its event loop only, except {@link #closeLater()}; not thread-safe. It owns the socket
- * and both buffers while it holds the connection, and closes the socket if it ends there.
+ * <p>Runs on its event loop, except where it is started (on the acceptor's thread), {@link
+ * #closeLater()} and the wake-up of its WAIT (on the thread of the write that satisfies it, which
+ * only queues a task on this loop); not thread-safe. It owns the socket and both buffers while it
+ * holds the connection, and closes the socket if it ends there.
  */
 final class IoUringConnection implements IoUringIoHandle {
 
@@ -81,8 +89,13 @@ final class IoUringConnection implements IoUringIoHandle {
     private static final byte IORING_OP_ASYNC_CANCEL = 14;
     private static final byte IORING_OP_SEND = 26;
     private static final byte IORING_OP_RECV = 27;
-    // arm the poll before trying the read: a request's socket is empty when the read is armed
-    private static final short IORING_RECVSEND_POLL_FIRST = 1;
+    // arm the poll before trying the read, for a read armed after every byte was served: the
+    // client is waiting for the replies, so its socket is empty. The flag came with Linux 5.19;
+    // an older kernel refuses it (-EINVAL), so there each read tries the socket first.
+    private static final short IORING_RECVSEND_POLL_FIRST =
+            NettyTransport.kernelAtLeast(System.getProperty("os.version", ""), 5, 19)
+                    ? (short) 1
+                    : (short) 0;
     private static final int MSG_NOSIGNAL = 0x4000;
     private static final int ECANCELED = -125;
 
@@ -91,7 +104,8 @@ final class IoUringConnection implements IoUringIoHandle {
 
     // what serveOne() did with the request at the reader index
     private static final int SERVED = 0;
-    private static final int INCOMPLETE = 1; // served here once whole
+    private static final int INCOMPLETE =
+            1; // cut by the end of a full buffer: read on; else ELSEWHERE
     private static final int ELSEWHERE = 2; // the pipeline's, whole or not
 
     private static final Logger logger = LoggerFactory.getLogger(IoUringConnection.class);
@@ -120,6 +134,7 @@ final class IoUringConnection implements IoUringIoHandle {
     private boolean handingBack;
     private boolean closing;
     private Waiter waiter;
+    private ScheduledFuture<?> partialTimer; // while a request cut by a full buffer waits
     private String waitKey; // the key of the last WAIT: the pipeline takes it over if it waits
     private String movedWait; // the WAIT handed over with the connection, or null
 
@@ -180,9 +195,25 @@ final class IoUringConnection implements IoUringIoHandle {
                                 return;
                             }
                             registration = (IoRegistration) f.getNow();
-                            in = channel.alloc().directBuffer(READ_BYTES, READ_BYTES);
+                            if (loop.isShuttingDown()) { // its close() may have come first
+                                registration.cancel();
+                                closeSocket();
+                                return;
+                            }
+                            ByteBuf buffer = channel.alloc().directBuffer(READ_BYTES, READ_BYTES);
+                            if (!buffer.hasMemoryAddress()) { // no Unsafe: io_uring cannot use it
+                                buffer.release();
+                                registration.cancel();
+                                handBack(Unpooled.EMPTY_BUFFER);
+                                return;
+                            }
+                            in = buffer;
                             server.open.add(this);
-                            receive();
+                            try {
+                                receive(true);
+                            } catch (RuntimeException e) {
+                                failed(e);
+                            }
                         });
     }
 
@@ -191,12 +222,26 @@ final class IoUringConnection implements IoUringIoHandle {
     public void handle(IoRegistration registration, IoEvent event) {
         IoUringIoEvent completion = (IoUringIoEvent) event;
         byte opcode = completion.opcode();
-        if (opcode == IORING_OP_RECV) {
-            receiving = false;
-            received(completion.res());
-        } else if (opcode == IORING_OP_SEND) {
-            sent(completion.res());
-        } // else an ASYNC_CANCEL's own completion: its target completes too
+        try {
+            if (opcode == IORING_OP_RECV) {
+                receiving = false;
+                received(completion.res());
+            } else if (opcode == IORING_OP_SEND) {
+                sent(completion.res());
+            } // else an ASYNC_CANCEL's own completion: its target completes too
+        } catch (RuntimeException e) {
+            failed(e);
+        }
+    }
+
+    // A bug, or the JVM out of memory: Netty would log it and leave this connection stuck.
+    private void failed(RuntimeException e) {
+        logger.warn(
+                "TcpStore server: closing connection from {}: {}",
+                channel.remoteAddress(),
+                e.toString(),
+                e);
+        close();
     }
 
     private void received(int result) {
@@ -262,20 +307,49 @@ final class IoUringConnection implements IoUringIoHandle {
             }
             int served = serveOne();
             if (served == INCOMPLETE && !in.isWritable() && in.readerIndex() > 0) {
-                // cut by the end of a full buffer, not by the client: make room for its rest
+                // cut by the end of a full buffer, not by the client: make room for its rest,
+                // which must come within the read timeout, as the pipeline's decoder would ask
                 in.discardReadBytes();
+                if (partialTimer == null) {
+                    partialTimer =
+                            loop.schedule(
+                                    this::partialTimedOut,
+                                    server.readTimeoutNanos,
+                                    TimeUnit.NANOSECONDS);
+                }
                 break;
             }
             if (served != SERVED) {
                 handBackSoon();
                 return;
             }
+            if (partialTimer != null) { // the request that was cut is whole now
+                partialTimer.cancel(false);
+                partialTimer = null;
+            }
         }
-        if (!in.isReadable()) {
+        boolean empty = !in.isReadable();
+        if (empty) {
             in.clear();
         }
         flush();
-        receive();
+        receive(empty);
+    }
+
+    private void partialTimedOut() {
+        partialTimer = null;
+        if (!closing && in != null && receiving) {
+            long millis = TimeUnit.NANOSECONDS.toMillis(server.readTimeoutNanos);
+            // the pipeline's words (StoreRequestDecoder), for one reason in the logs
+            logger.warn(
+                    "TcpStore server: closing connection from {}: {} request still incomplete"
+                            + " after {} ms (read timeout {} ms)",
+                    channel.remoteAddress(),
+                    StoreOpcode.of(in.getUnsignedByte(in.readerIndex())),
+                    millis,
+                    millis);
+            close();
+        }
     }
 
     // Serves the request at the reader index and consumes it, if it is whole and served here.
@@ -405,7 +479,11 @@ final class IoUringConnection implements IoUringIoHandle {
                             new Waiter(
                                     task -> {
                                         queuedReplies.incrementAndGet();
-                                        loop.execute(task);
+                                        try {
+                                            loop.execute(task);
+                                        } catch (RejectedExecutionException e) {
+                                            queuedReplies.decrementAndGet(); // the loop has stopped
+                                        }
                                     },
                                     this::stopWaiting);
                 }
@@ -468,12 +546,12 @@ final class IoUringConnection implements IoUringIoHandle {
                         op(IORING_OP_SEND, (short) 0, at, sending.readableBytes(), MSG_NOSIGNAL));
     }
 
-    private void receive() {
+    // Every byte served: the client waits for the replies, so the socket is empty; poll first.
+    private void receive(boolean served) {
         long at = in.memoryAddress() + in.writerIndex();
+        short pollFirst = served ? IORING_RECVSEND_POLL_FIRST : 0;
         receiving = true;
-        receiveId =
-                registration.submit(
-                        op(IORING_OP_RECV, IORING_RECVSEND_POLL_FIRST, at, in.writableBytes(), 0));
+        receiveId = registration.submit(op(IORING_OP_RECV, pollFirst, at, in.writableBytes(), 0));
     }
 
     private IoUringIoOps op(byte opcode, short ioPrio, long address, int length, int flags) {
@@ -531,8 +609,8 @@ final class IoUringConnection implements IoUringIoHandle {
     }
 
     private void finishHandingBack() {
-        server.open.remove(this);
-        registration.cancel(); // nothing in flight: unregistered() follows
+        // nothing in flight: unregistered() follows, at once or after the completion being handled
+        registration.cancel();
     }
 
     /** {@inheritDoc} */
@@ -573,13 +651,17 @@ final class IoUringConnection implements IoUringIoHandle {
                 .register(channel)
                 .addListener(
                         f -> {
+                            // kept in the open set until here, so that the server's close() waits
+                            // until the channel is in its group
+                            server.open.remove(this);
                             if (!f.isSuccess()) {
                                 logger.debug("{}: registration failed", this, f.cause());
                                 rest.release();
                                 closeSocket();
                                 return;
                             }
-                            // the channel has read nothing yet: these bytes come first
+                            // the channel has read nothing yet: the read this arms completes after
+                            // this listener returns, so these bytes come first
                             channel.config().setAutoRead(true);
                             if (rest.isReadable()) {
                                 channel.pipeline().fireChannelRead(rest).fireChannelReadComplete();
@@ -599,6 +681,10 @@ final class IoUringConnection implements IoUringIoHandle {
             return;
         }
         closing = true;
+        if (partialTimer != null) {
+            partialTimer.cancel(false);
+            partialTimer = null;
+        }
         if (waiter != null) {
             server.state.cancel(waiter);
         }
@@ -638,7 +724,8 @@ final class IoUringConnection implements IoUringIoHandle {
      * is registered anywhere, sets the channel's options, and has one of the loops serve it from
      * io_uring. A connection handed back gets the initializer, which builds the channel's pipeline
      * and asks {@link #handedOverValidated} whether the handshake is done, and is registered on the
-     * loop that served it; its own reads start once the bytes not served here are passed on.
+     * loop that served it; its own reads complete only after the bytes not served here are passed
+     * on.
      */
     @ChannelHandler.Sharable
     static final class Acceptor extends ChannelInboundHandlerAdapter {
@@ -649,6 +736,7 @@ final class IoUringConnection implements IoUringIoHandle {
         final int maxKeyBytes;
         final long maxRequestBytes;
         final Set<IoUringConnection> open;
+        final long readTimeoutNanos;
 
         /**
          * Creates the handler of one listener.
@@ -660,6 +748,8 @@ final class IoUringConnection implements IoUringIoHandle {
          * @param maxKeyBytes the largest key served here
          * @param maxRequestBytes the most key and value bytes of a request served here
          * @param open where the connections held here are kept, for {@link #closeAll}
+         * @param readTimeout how long a request cut by the end of the read buffer may wait for its
+         *     rest
          */
         Acceptor(
                 EventLoopGroup loops,
@@ -668,7 +758,8 @@ final class IoUringConnection implements IoUringIoHandle {
                 StoreState state,
                 int maxKeyBytes,
                 long maxRequestBytes,
-                Set<IoUringConnection> open) {
+                Set<IoUringConnection> open,
+                Duration readTimeout) {
             this.loops = loops;
             this.configure = configure;
             this.initializer = initializer;
@@ -676,6 +767,7 @@ final class IoUringConnection implements IoUringIoHandle {
             this.maxKeyBytes = maxKeyBytes;
             this.maxRequestBytes = maxRequestBytes;
             this.open = open;
+            this.readTimeoutNanos = readTimeout.toNanos();
         }
 
         /** {@inheritDoc} */
@@ -694,7 +786,11 @@ final class IoUringConnection implements IoUringIoHandle {
                 accepted.unsafe().closeForcibly();
                 return;
             }
-            new IoUringConnection(accepted, (IoEventLoop) loops.next(), this).start();
+            try {
+                new IoUringConnection(accepted, (IoEventLoop) loops.next(), this).start();
+            } catch (RejectedExecutionException e) { // the server is closing
+                accepted.unsafe().closeForcibly();
+            }
         }
     }
 }

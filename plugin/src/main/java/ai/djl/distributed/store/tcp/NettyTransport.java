@@ -130,12 +130,20 @@ public final class NettyTransport {
 
     /** Whether {@code osVersion} (the system property {@code os.version}) is 5.12 or later. */
     static boolean kernelSince5dot12(String osVersion) {
+        return kernelAtLeast(osVersion, 5, 12);
+    }
+
+    /**
+     * Whether {@code osVersion} (the system property {@code os.version}) is {@code major.minor} or
+     * later; {@code false} for a version it cannot read.
+     */
+    static boolean kernelAtLeast(String osVersion, int major, int minor) {
         Matcher version = Pattern.compile("(\\d+)\\.(\\d+).*").matcher(osVersion);
         if (!version.matches()) {
             return false;
         }
-        int major = Integer.parseInt(version.group(1));
-        return major > 5 || (major == 5 && Integer.parseInt(version.group(2)) >= 12);
+        int actual = Integer.parseInt(version.group(1));
+        return actual > major || (actual == major && Integer.parseInt(version.group(2)) >= minor);
     }
 
     private static void unavailable(String asked, String transport, Throwable cause) {

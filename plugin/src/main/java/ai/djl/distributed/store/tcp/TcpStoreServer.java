@@ -249,7 +249,8 @@ public final class TcpStoreServer implements AutoCloseable {
                             keys,
                             builder.maxKeyBytes,
                             builder.maxRequestBytes,
-                            plain));
+                            plain,
+                            builder.readTimeout));
         }
         return bootstrap.bind(host, port).syncUninterruptibly().channel();
     }

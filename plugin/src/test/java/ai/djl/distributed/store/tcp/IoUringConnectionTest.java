@@ -206,19 +206,46 @@ class IoUringConnectionTest {
         }
     }
 
+    // A read timeout short enough for a test
+    private static TcpStoreServer impatientServer() {
+        return TcpStoreServer.builder()
+                .optHost("127.0.0.1")
+                .optDirectConnections(true)
+                .optReadTimeout(Duration.ofMillis(300))
+                .build();
+    }
+
     @Test
     void requestLeftHalfSentMeetsThePipelinesReadTimeout() throws Exception {
-        try (TcpStoreServer server =
-                        TcpStoreServer.builder()
-                                .optHost("127.0.0.1")
-                                .optDirectConnections(true)
-                                .optReadTimeout(Duration.ofMillis(300))
-                                .build();
+        try (TcpStoreServer server = impatientServer();
                 RawClient client = new RawClient(server.getPort())) {
             client.validate().u8(3).str("/k").u8(1).i64(2).flush(); // GET, half a SET
             assertEquals("", client.readString());
             long start = System.nanoTime();
             assertTrue(client.closedByServer());
+            assertTrue(System.nanoTime() - start < 5_000_000_000L);
+            awaitCount(0, server::directConnections);
+        }
+    }
+
+    @Test
+    void requestCutByAFullBufferMeetsTheReadTimeoutToo() throws Exception {
+        int gets = IoUringConnection.READ_BYTES / 11; // GET "/k" is 11 bytes
+        try (TcpStoreServer server = impatientServer();
+                RawClient client = new RawClient(server.getPort())) {
+            client.validate().flush();
+            awaitCount(1, server::directConnections);
+            for (int i = 0; i < gets; ++i) {
+                client.u8(3).str("/k");
+            }
+            // 4,092 bytes so far: the buffer fills up inside the next GET's key length, and the
+            // client sends no more
+            client.u8(3).raw(new byte[] {2, 0, 0}).flush();
+            for (int i = 0; i < gets; ++i) {
+                assertEquals("", client.readString(), "reply " + i);
+            }
+            long start = System.nanoTime();
+            assertTrue(client.closedByServer()); // wherever the reads cut it, within the timeout
             assertTrue(System.nanoTime() - start < 5_000_000_000L);
             awaitCount(0, server::directConnections);
         }

@@ -191,6 +191,12 @@ class StoreServerTransportTest {
         assertFalse(NettyTransport.kernelSince5dot12("5.4.0"));
         assertFalse(NettyTransport.kernelSince5dot12("4.19.0"));
         assertFalse(NettyTransport.kernelSince5dot12(""));
+        // the direct connections' receive flag, IORING_RECVSEND_POLL_FIRST, came with 5.19
+        assertTrue(NettyTransport.kernelAtLeast("5.19.0", 5, 19));
+        assertTrue(NettyTransport.kernelAtLeast("6.1.0-28-amd64", 5, 19));
+        assertFalse(NettyTransport.kernelAtLeast("5.18.19", 5, 19));
+        assertFalse(NettyTransport.kernelAtLeast("4.20.1", 5, 19));
+        assertFalse(NettyTransport.kernelAtLeast("unknown", 5, 19));
     }
 
     /** The environment of a child JVM asking for {@code asked}, keeping any inherited options. */
