@@ -18,11 +18,7 @@ import ai.djl.distributed.store.StoreException;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelHandler;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.EventLoop;
-import io.netty.channel.EventLoopGroup;
 import io.netty.channel.IoEvent;
 import io.netty.channel.IoEventLoop;
 import io.netty.channel.IoRegistration;
@@ -38,14 +34,12 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Consumer;
 
 /**
  * A plain client connection served straight from io_uring: its socket is taken from the Netty
@@ -117,7 +111,7 @@ final class IoUringConnection implements IoUringIoHandle {
     private final IoUringSocketChannel channel; // registered only when handed back
     private final IoEventLoop loop;
     private final FileDescriptor fd;
-    private final Acceptor server; // the listener's settings and shared state
+    private final IoUringAcceptor server; // the listener's settings and shared state
 
     private IoRegistration registration;
     private ByteBuf in; // whole requests, read at its writer index; untouched while receiving
@@ -138,7 +132,15 @@ final class IoUringConnection implements IoUringIoHandle {
     private String waitKey; // the key of the last WAIT: the pipeline takes it over if it waits
     private String movedWait; // the WAIT handed over with the connection, or null
 
-    private IoUringConnection(IoUringSocketChannel channel, IoEventLoop loop, Acceptor server) {
+    /**
+     * Creates the connection of a channel its listener accepted and nobody registered; {@link
+     * #start()} hands it to its loop.
+     *
+     * @param channel the accepted channel, whose socket this then owns
+     * @param loop the event loop that serves it, and registers the channel if it is handed back
+     * @param server the listener's settings and shared state
+     */
+    IoUringConnection(IoUringSocketChannel channel, IoEventLoop loop, IoUringAcceptor server) {
         this.channel = channel;
         this.loop = loop;
         this.fd = channel.fd();
@@ -184,8 +186,8 @@ final class IoUringConnection implements IoUringIoHandle {
         }
     }
 
-    // Called on the acceptor's thread; all else runs on this connection's loop.
-    private void start() {
+    /** Registers this connection on its loop, which then serves it; called on the acceptor. */
+    void start() {
         loop.register(this)
                 .addListener(
                         f -> {
@@ -717,80 +719,5 @@ final class IoUringConnection implements IoUringIoHandle {
     @Override
     public String toString() {
         return "IoUringConnection(" + channel.remoteAddress() + ")";
-    }
-
-    /**
-     * The handler that, in a listener's pipeline, takes each accepted connection before its channel
-     * is registered anywhere, sets the channel's options, and has one of the loops serve it from
-     * io_uring. A connection handed back gets the initializer, which builds the channel's pipeline
-     * and asks {@link #handedOverValidated} whether the handshake is done, and is registered on the
-     * loop that served it; its own reads complete only after the bytes not served here are passed
-     * on.
-     */
-    @ChannelHandler.Sharable
-    static final class Acceptor extends ChannelInboundHandlerAdapter {
-        final EventLoopGroup loops;
-        final Consumer<Channel> configure;
-        final ChannelHandler initializer;
-        final StoreState state;
-        final int maxKeyBytes;
-        final long maxRequestBytes;
-        final Set<IoUringConnection> open;
-        final long readTimeoutNanos;
-
-        /**
-         * Creates the handler of one listener.
-         *
-         * @param loops the event loops that serve connections, io_uring's
-         * @param configure applies a connection's socket and channel options
-         * @param initializer builds a handed-back channel's pipeline
-         * @param state the keys served
-         * @param maxKeyBytes the largest key served here
-         * @param maxRequestBytes the most key and value bytes of a request served here
-         * @param open where the connections held here are kept, for {@link #closeAll}
-         * @param readTimeout how long a request cut by the end of the read buffer may wait for its
-         *     rest
-         */
-        Acceptor(
-                EventLoopGroup loops,
-                Consumer<Channel> configure,
-                ChannelHandler initializer,
-                StoreState state,
-                int maxKeyBytes,
-                long maxRequestBytes,
-                Set<IoUringConnection> open,
-                Duration readTimeout) {
-            this.loops = loops;
-            this.configure = configure;
-            this.initializer = initializer;
-            this.state = state;
-            this.maxKeyBytes = maxKeyBytes;
-            this.maxRequestBytes = maxRequestBytes;
-            this.open = open;
-            this.readTimeoutNanos = readTimeout.toNanos();
-        }
-
-        /** {@inheritDoc} */
-        @Override
-        public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            if (!(msg instanceof IoUringSocketChannel)) {
-                ctx.fireChannelRead(msg); // not an io_uring connection: the bootstrap's
-                return;
-            }
-            IoUringSocketChannel accepted = (IoUringSocketChannel) msg;
-            try {
-                configure.accept(accepted);
-                accepted.config().setAutoRead(false); // until the bytes read here are passed on
-            } catch (RuntimeException e) {
-                logger.debug("TcpStore server: configuring {} failed", accepted, e);
-                accepted.unsafe().closeForcibly();
-                return;
-            }
-            try {
-                new IoUringConnection(accepted, (IoEventLoop) loops.next(), this).start();
-            } catch (RejectedExecutionException e) { // the server is closing
-                accepted.unsafe().closeForcibly();
-            }
-        }
     }
 }

@@ -239,7 +239,7 @@ public final class TcpStoreServer implements AutoCloseable {
             // takes each connection before the bootstrap registers it: its channel and pipeline
             // are made only if it is handed back
             bootstrap.handler(
-                    new IoUringConnection.Acceptor(
+                    new IoUringAcceptor(
                             workers,
                             ch -> {
                                 ch.config().setOption(ChannelOption.TCP_NODELAY, true);
