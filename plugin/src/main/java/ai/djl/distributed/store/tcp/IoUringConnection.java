@@ -236,7 +236,7 @@ final class IoUringConnection implements IoUringIoHandle {
         }
     }
 
-    // A bug, or the JVM out of memory: Netty would log it and leave this connection stuck.
+    // A bug: Netty would log the exception and leave this connection stuck, its socket open.
     private void failed(RuntimeException e) {
         logger.warn(
                 "TcpStore server: closing connection from {}: {}",
