@@ -208,17 +208,15 @@ if [ -f "$WORK/cap.java.$(echo $CONNS | cut -d' ' -f1).all" ]; then
     pf=$(median < "$WORK/cap.pytorch.$c.first"); pa=$(median < "$WORK/cap.pytorch.$c.all")
     echo "| $c connections (ops/s) | $jf | $ja | $pf | $pa | $(ratio "$jf" "$pf")x | $(ratio "$ja" "$pa")x | $(median < "$WORK/cap.c.$c.all") |"
   done
-  for c in $CONNS; do
-    [ -f "$WORK/cap.java-epoll.$c.all" ] || continue
-    ef=$(median < "$WORK/cap.java-epoll.$c.first"); ea=$(median < "$WORK/cap.java-epoll.$c.all")
-    echo "ours on epoll, $c connections: first second $ef, whole run $ea;" \
-      "io_uring/epoll $(ratio "$(median < "$WORK/cap.java.$c.all")" "$ea")x; epoll/PyTorch $(ratio "$ea" "$(median < "$WORK/cap.pytorch.$c.all")")x"
-  done
-  for c in $CONNS; do
-    [ -f "$WORK/cap.java-pipeline.$c.all" ] || continue
-    ef=$(median < "$WORK/cap.java-pipeline.$c.first"); ea=$(median < "$WORK/cap.java-pipeline.$c.all")
-    echo "ours, pipelines only, $c connections: first second $ef, whole run $ea;" \
-      "direct/pipelines $(ratio "$(median < "$WORK/cap.java.$c.all")" "$ea")x; pipelines/PyTorch $(ratio "$ea" "$(median < "$WORK/cap.pytorch.$c.all")")x"
+  # ours in another configuration: VARIANT LABEL OURS_NAME ITS_NAME
+  for variant in "java-epoll|ours on epoll|io_uring|epoll" "java-pipeline|ours, pipelines only|direct|pipelines"; do
+    IFS='|' read -r which label ours its <<< "$variant"
+    for c in $CONNS; do
+      [ -f "$WORK/cap.$which.$c.all" ] || continue
+      ef=$(median < "$WORK/cap.$which.$c.first"); ea=$(median < "$WORK/cap.$which.$c.all")
+      echo "$label, $c connections: first second $ef, whole run $ea;" \
+        "$ours/$its $(ratio "$(median < "$WORK/cap.java.$c.all")" "$ea")x; $its/PyTorch $(ratio "$ea" "$(median < "$WORK/cap.pytorch.$c.all")")x"
+    done
   done
 fi
 for which in java pytorch; do

@@ -36,7 +36,6 @@ import java.util.List;
  */
 final class InPlaceRequests extends ChannelInboundHandlerAdapter {
 
-    private static final int OPCODE = 1;
     private static final int LENGTH = Long.BYTES;
 
     private final StoreRequestDecoder decoder;
@@ -90,48 +89,28 @@ final class InPlaceRequests extends ChannelInboundHandlerAdapter {
         if (op == null) {
             return false;
         }
-        int keyAt = at + OPCODE + LENGTH;
-        switch (op) {
-            case SET:
-            case GET:
-            case ADD:
-                break;
-            case CHECK:
-            case WAIT:
-                if (end - at < OPCODE + LENGTH || in.getLongLE(at + OPCODE) != 1) {
-                    return false; // several keys: rare, and the decoder's
-                }
-                keyAt += LENGTH;
-                break;
-            default:
-                return false;
-        }
-        if (end - keyAt < 0) {
+        int keyAt = SingleKeyRequest.keyAt(in, op, at, end);
+        if (keyAt < 0) {
             return false;
         }
-        long keyLength = in.getLongLE(keyAt - LENGTH);
-        if (keyLength < 0
-                || keyLength > maxKeyBytes
-                || keyLength > maxRequestBytes
-                || keyLength > end - keyAt) {
+        int next =
+                SingleKeyRequest.keyEnd(
+                        in, at, keyAt, end, maxKeyBytes, maxRequestBytes, Long.MAX_VALUE);
+        if (next < 0) {
             return false;
         }
-        int k = (int) keyLength;
-        int next = keyAt + k;
+        int k = next - keyAt;
         switch (op) {
             case SET:
-                if (end - next < LENGTH) {
+                int valueEnd =
+                        SingleKeyRequest.valueEnd(
+                                in, at, next, end, maxRequestBytes - k, Long.MAX_VALUE);
+                if (valueEnd < 0) {
                     return false;
                 }
-                long valueLength = in.getLongLE(next);
-                if (valueLength < 0
-                        || valueLength > maxRequestBytes - keyLength
-                        || valueLength > end - next - LENGTH) {
-                    return false;
-                }
-                byte[] value = new byte[(int) valueLength];
+                byte[] value = new byte[valueEnd - next - LENGTH];
                 in.getBytes(next + LENGTH, value);
-                in.readerIndex(next + LENGTH + value.length);
+                in.readerIndex(valueEnd);
                 server.set(key(in, keyAt, k), value);
                 return true;
             case GET:

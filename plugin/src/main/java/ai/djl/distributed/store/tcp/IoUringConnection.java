@@ -96,11 +96,12 @@ final class IoUringConnection implements IoUringIoHandle {
     private static final int OPCODE = 1;
     private static final int LENGTH = Long.BYTES;
 
-    // what serveOne() did with the request at the reader index
+    // what serveOne() did with the request at the reader index; the statuses are those of the
+    // request's layout (SingleKeyRequest): INCOMPLETE is read on if a full buffer cut it, else
+    // handed back like ELSEWHERE
     private static final int SERVED = 0;
-    private static final int INCOMPLETE =
-            1; // cut by the end of a full buffer: read on; else ELSEWHERE
-    private static final int ELSEWHERE = 2; // the pipeline's, whole or not
+    private static final int INCOMPLETE = SingleKeyRequest.INCOMPLETE;
+    private static final int ELSEWHERE = SingleKeyRequest.ELSEWHERE;
 
     private static final Logger logger = LoggerFactory.getLogger(IoUringConnection.class);
 
@@ -374,7 +375,6 @@ final class IoUringConnection implements IoUringIoHandle {
         if (op == null) {
             return ELSEWHERE;
         }
-        int keyAt = at + OPCODE + LENGTH;
         switch (op) {
             case PING:
                 if (end - at < OPCODE + Integer.BYTES) {
@@ -387,40 +387,28 @@ final class IoUringConnection implements IoUringIoHandle {
                 in.readerIndex(at + OPCODE);
                 cancelWait();
                 return SERVED;
-            case SET:
-            case GET:
-            case ADD:
-                break;
-            case CHECK:
-            case WAIT:
-                if (end - at < OPCODE + LENGTH) {
-                    return INCOMPLETE;
-                }
-                if (in.getLongLE(at + OPCODE) != 1) {
-                    return ELSEWHERE; // several keys: rare, and the pipeline's
-                }
-                keyAt += LENGTH;
-                break;
             default:
-                return ELSEWHERE;
+                break;
         }
-        if (end < keyAt) {
-            return INCOMPLETE;
+        // a request larger than this buffer is the pipeline's
+        int keyAt = SingleKeyRequest.keyAt(in, op, at, end);
+        int next =
+                keyAt < 0
+                        ? keyAt
+                        : SingleKeyRequest.keyEnd(
+                                in,
+                                at,
+                                keyAt,
+                                end,
+                                server.maxKeyBytes,
+                                server.maxRequestBytes,
+                                READ_BYTES);
+        if (next < 0) {
+            return next;
         }
-        long keyLength = in.getLongLE(keyAt - LENGTH);
-        if (keyLength < 0
-                || keyLength > server.maxKeyBytes
-                || keyLength > server.maxRequestBytes
-                || keyLength > READ_BYTES - (keyAt - at)) {
-            return ELSEWHERE; // refused by the pipeline, or larger than this buffer
-        }
-        if (keyLength > end - keyAt) {
-            return INCOMPLETE;
-        }
-        int next = keyAt + (int) keyLength;
-        String key = in.toString(keyAt, (int) keyLength, StandardCharsets.ISO_8859_1);
+        String key = in.toString(keyAt, next - keyAt, StandardCharsets.ISO_8859_1);
         try {
-            return serveKey(op, key, next, end, READ_BYTES - (next - at));
+            return serveKey(op, key, at, next, end);
         } catch (StoreException e) {
             // a refused ADD, say: nothing was stored; the pipeline refuses it again and says why
             in.readerIndex(at);
@@ -428,26 +416,25 @@ final class IoUringConnection implements IoUringIoHandle {
         }
     }
 
-    // The request's key has been read; room is what the buffer could hold of the rest.
-    private int serveKey(StoreOpcode op, String key, int next, int end, int room) {
+    // The request's key has been read: the rest of it, and its reply.
+    private int serveKey(StoreOpcode op, String key, int at, int next, int end) {
         switch (op) {
             case SET:
-                if (end - next < LENGTH) {
-                    return INCOMPLETE;
+                int valueEnd =
+                        SingleKeyRequest.valueEnd(
+                                in,
+                                at,
+                                next,
+                                end,
+                                server.maxRequestBytes - key.length(),
+                                READ_BYTES);
+                if (valueEnd < 0) {
+                    return valueEnd;
                 }
-                long valueLength = in.getLongLE(next);
-                if (valueLength < 0
-                        || valueLength > server.maxRequestBytes - key.length()
-                        || valueLength > room - LENGTH) {
-                    return ELSEWHERE;
-                }
-                if (valueLength > end - next - LENGTH) {
-                    return INCOMPLETE;
-                }
-                byte[] value = new byte[(int) valueLength];
+                byte[] value = new byte[valueEnd - next - LENGTH];
                 in.getBytes(next + LENGTH, value);
                 server.state.set(key, value);
-                in.readerIndex(next + LENGTH + value.length);
+                in.readerIndex(valueEnd);
                 return SERVED;
             case GET:
                 byte[] stored = server.state.get(key);
