@@ -135,6 +135,13 @@ public final class Stores {
                             + (value.length > 32 ? "..." : "")
                             + "' is not a decimal integer");
         }
+        if (i - digits <= 18) { // cannot overflow: summed here, without a string
+            long n = 0;
+            for (int d = digits; d < i; ++d) {
+                n = n * 10 + (value[d] - '0');
+            }
+            return value[start] == '-' ? -n : n;
+        }
         String text = new String(value, start, i - start, StandardCharsets.US_ASCII);
         try {
             return Long.parseLong(text);
@@ -151,7 +158,23 @@ public final class Stores {
      * @return its bytes
      */
     public static byte[] formatCounter(long value) {
-        return Long.toString(value).getBytes(StandardCharsets.US_ASCII);
+        if (value == Long.MIN_VALUE) { // no positive counterpart
+            return Long.toString(value).getBytes(StandardCharsets.US_ASCII);
+        }
+        long rest = Math.abs(value);
+        int length = value < 0 ? 2 : 1;
+        for (long left = rest / 10; left != 0; left /= 10) {
+            ++length;
+        }
+        byte[] out = new byte[length];
+        for (int at = length - 1; at >= 0; --at) {
+            out[at] = (byte) ('0' + rest % 10);
+            rest /= 10;
+        }
+        if (value < 0) {
+            out[0] = '-';
+        }
+        return out;
     }
 
     static byte[] concat(byte[] a, byte[] b) {

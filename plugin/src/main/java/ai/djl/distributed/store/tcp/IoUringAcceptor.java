@@ -20,11 +20,14 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.IoEventLoop;
 import io.netty.channel.uring.IoUringSocketChannel;
+import io.netty.util.concurrent.EventExecutor;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
+import java.util.IdentityHashMap;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Consumer;
@@ -33,9 +36,9 @@ import java.util.function.Consumer;
  * The handler that, in a listener's pipeline, takes each accepted connection before its channel is
  * registered anywhere, sets the channel's options, and has one of the loops serve it as an {@link
  * IoUringConnection}. It also holds what those connections share: the keys, the limits, the read
- * timeout, the set of open connections, and the initializer that builds a channel's pipeline when a
- * connection is handed back. Runs on the listener's event loop; its fields are read by the
- * connections' loops and never change.
+ * timeout, the set of open connections, each loop's {@link KeyCache}, and the initializer that
+ * builds a channel's pipeline when a connection is handed back. Runs on the listener's event loop;
+ * its fields are read by the connections' loops and never change.
  */
 @ChannelHandler.Sharable
 final class IoUringAcceptor extends ChannelInboundHandlerAdapter {
@@ -50,6 +53,7 @@ final class IoUringAcceptor extends ChannelInboundHandlerAdapter {
     final long maxRequestBytes;
     final Set<IoUringConnection> open;
     final long readTimeoutNanos;
+    private final Map<EventExecutor, KeyCache> keys = new IdentityHashMap<>(); // one per loop
 
     /**
      * Creates the handler of one listener.
@@ -80,6 +84,9 @@ final class IoUringAcceptor extends ChannelInboundHandlerAdapter {
         this.maxRequestBytes = maxRequestBytes;
         this.open = open;
         this.readTimeoutNanos = readTimeout.toNanos();
+        for (EventExecutor loop : loops) {
+            keys.put(loop, new KeyCache());
+        }
     }
 
     /** {@inheritDoc} */
@@ -99,7 +106,8 @@ final class IoUringAcceptor extends ChannelInboundHandlerAdapter {
             return;
         }
         try {
-            new IoUringConnection(accepted, (IoEventLoop) loops.next(), this).start();
+            IoEventLoop loop = (IoEventLoop) loops.next();
+            new IoUringConnection(accepted, loop, this, keys.get(loop)).start();
         } catch (RejectedExecutionException e) { // the server is closing
             accepted.unsafe().closeForcibly();
         }

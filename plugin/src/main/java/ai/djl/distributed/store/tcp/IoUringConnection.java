@@ -79,6 +79,9 @@ final class IoUringConnection implements IoUringIoHandle {
     // stop serving a client's requests while this many reply bytes wait behind a send
     private static final int MAX_QUEUED_REPLIES = 64 * 1024;
 
+    /** The largest sent replies buffer kept for the next replies. */
+    private static final int MAX_SPARE = 4096;
+
     // io_uring opcodes (linux/io_uring.h): Netty's constants and factories are package-private
     private static final byte IORING_OP_ASYNC_CANCEL = 14;
     private static final byte IORING_OP_SEND = 26;
@@ -113,11 +116,13 @@ final class IoUringConnection implements IoUringIoHandle {
     private final IoEventLoop loop;
     private final FileDescriptor fd;
     private final IoUringAcceptor server; // the listener's settings and shared state
+    private final KeyCache keys; // its loop's: used on the loop only
 
     private IoRegistration registration;
     private ByteBuf in; // whole requests, read at its writer index; untouched while receiving
     private ByteBuf replies; // replies not yet handed to the kernel
     private ByteBuf sending; // the replies of the SEND in flight: untouched until it completes
+    private ByteBuf spare; // a sent replies buffer, kept for the next replies: no allocation each
     private long receiveId;
     private long sendId;
     private boolean receiving;
@@ -140,12 +145,15 @@ final class IoUringConnection implements IoUringIoHandle {
      * @param channel the accepted channel, whose socket this then owns
      * @param loop the event loop that serves it, and registers the channel if it is handed back
      * @param server the listener's settings and shared state
+     * @param keys the keys its loop read lately
      */
-    IoUringConnection(IoUringSocketChannel channel, IoEventLoop loop, IoUringAcceptor server) {
+    IoUringConnection(
+            IoUringSocketChannel channel, IoEventLoop loop, IoUringAcceptor server, KeyCache keys) {
         this.channel = channel;
         this.loop = loop;
         this.fd = channel.fd();
         this.server = server;
+        this.keys = keys;
     }
 
     /**
@@ -288,7 +296,7 @@ final class IoUringConnection implements IoUringIoHandle {
             submitSend();
             return;
         }
-        sending.release();
+        keepSpare(sending);
         sending = null;
         flush();
         if (sending != null) {
@@ -406,7 +414,7 @@ final class IoUringConnection implements IoUringIoHandle {
         if (next < 0) {
             return next;
         }
-        String key = in.toString(keyAt, next - keyAt, StandardCharsets.ISO_8859_1);
+        String key = keys.key(in, keyAt, next - keyAt);
         try {
             return serveKey(op, key, at, next, end);
         } catch (StoreException e) {
@@ -515,9 +523,24 @@ final class IoUringConnection implements IoUringIoHandle {
 
     private ByteBuf reply(int bytes) {
         if (replies == null) {
-            replies = channel.alloc().directBuffer(Math.max(256, bytes));
+            if (spare != null) {
+                replies = spare;
+                spare = null;
+            } else {
+                replies = channel.alloc().directBuffer(Math.max(256, bytes));
+            }
         }
         return replies.ensureWritable(bytes);
+    }
+
+    // Keeps a sent buffer for the next replies unless one is kept already or it grew large (a
+    // client that read late): one stays per connection, at most MAX_SPARE bytes.
+    private void keepSpare(ByteBuf sent) {
+        if (spare == null && sent.capacity() <= MAX_SPARE) {
+            spare = sent.clear();
+        } else {
+            sent.release();
+        }
     }
 
     private void flush() {
@@ -608,6 +631,10 @@ final class IoUringConnection implements IoUringIoHandle {
         if (replies != null) {
             replies.release();
             replies = null;
+        }
+        if (spare != null) {
+            spare.release();
+            spare = null;
         }
         ByteBuf rest = in;
         in = null;
