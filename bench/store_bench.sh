@@ -7,8 +7,9 @@
 # alternate, and each figure is the median of REPEAT runs:
 #   1. capacity: bench/store_load.c holding 1, 16 and 64 connections, each with one small SET+GET
 #      or ADD in flight in a closed loop, for SECONDS; the first second and the whole run;
-#   2. steadiness: ten consecutive runs of SECONDS at 64 connections against each of two fresh
-#      servers (ours, PyTorch's) running at once, alternating, and the ratio run by run;
+#   2. steadiness: ten consecutive runs of SECONDS at 64 connections against each of three fresh
+#      servers (ours, PyTorch's, the C floor) running at once, alternating, and the ratio of ours
+#      to PyTorch's run by run;
 #   3. PyTorch's own load: 16 Python client processes x 500 rounds of set/get/add
 #      (../shared/peers/torch_store_bench.py), against each server and the C floor;
 #   4. rendezvous: N simultaneous raw clients (connect, VALIDATE, ADD, WAIT for the last;
@@ -45,7 +46,7 @@ PID=""
 PORT_RANGE_FILE=/proc/sys/net/ipv4/ip_local_port_range
 OLD_PORT_RANGE=$(cat "$PORT_RANGE_FILE")
 cleanup() {
-  for p in $PID ${JAVA_PID:-}; do kill "$p" 2>/dev/null; done
+  for p in $PID ${JAVA_PID:-} ${C_PID:-}; do kill "$p" 2>/dev/null; done
   wait 2>/dev/null || true; rm -rf "$WORK"
   [ -n "${LOCAL_PORT_RANGE:-}" ] && echo "$OLD_PORT_RANGE" > "$PORT_RANGE_FILE" 2>/dev/null
   true
@@ -144,20 +145,22 @@ if ! skip capacity; then
 fi
 
 if ! skip steady; then
-  # Both servers start fresh and run at once; their 3-s runs alternate, so a drift of the machine
-  # falls on both, and the ratio's spread shows what is the server's own.
+  # The servers (ours, PyTorch's, the C floor) start fresh and run at once; their 3-s runs
+  # alternate, so a drift of the machine falls on all three, the ratio's spread shows what is the
+  # server's own, and the C floor's spread what the machine allows.
   start java; JAVA_PID=$PID; JAVA_PORT=$PORT; PID=""
+  start c; C_PID=$PID; C_PORT=$PORT; PID=""
   start pytorch
   for r in $(seq 1 10); do
-    for which in java pytorch; do
-      port=$PORT; [ "$which" = java ] && port=$JAVA_PORT
+    for which in java pytorch c; do
+      port=$PORT; [ "$which" = java ] && port=$JAVA_PORT; [ "$which" = c ] && port=$C_PORT
       all=$("$WORK/store_load" 127.0.0.1 "$port" 64 "$SECONDS_PER_RUN" | tail -1 | grep -o 'ops_per_s=[0-9]*' | cut -d= -f2)
       echo "steady server=$which connections=64 run=$r ops_per_s=$all"; echo "$all" >> "$WORK/steady.$which"
-      [ "$which" = java ] && last_java=$all \
-        || awk -v a="$last_java" -v b="$all" 'BEGIN{printf "%.3f\n", a/b}' >> "$WORK/steady.ratio"
+      [ "$which" = java ] && last_java=$all
+      [ "$which" = pytorch ] && awk -v a="$last_java" -v b="$all" 'BEGIN{printf "%.3f\n", a/b}' >> "$WORK/steady.ratio"
     done
   done
-  stop; PID=$JAVA_PID; stop; JAVA_PID=""
+  stop; PID=$C_PID; stop; C_PID=""; PID=$JAVA_PID; stop; JAVA_PID=""
 fi
 
 if ! skip python; then
@@ -219,10 +222,11 @@ if [ -f "$WORK/cap.java.$(echo $CONNS | cut -d' ' -f1).all" ]; then
     done
   done
 fi
-for which in java pytorch; do
+for which in java pytorch c; do
   [ -f "$WORK/steady.$which" ] || continue
   lo=$(sort -g "$WORK/steady.$which" | head -1); hi=$(maximum < "$WORK/steady.$which"); md=$(median < "$WORK/steady.$which")
-  echo "steady $which: ten consecutive runs at 64 connections: min=$lo median=$md max=$hi spread=$(awk -v a="$lo" -v b="$hi" -v m="$md" 'BEGIN{printf "%.1f%%", 100*(b-a)/m}')"
+  within=$(awk -v m="$md" '$1 >= 0.9 * m && $1 <= 1.1 * m {n++} END {print n+0}' "$WORK/steady.$which")
+  echo "steady $which: ten consecutive runs at 64 connections: min=$lo median=$md max=$hi spread=$(awk -v a="$lo" -v b="$hi" -v m="$md" 'BEGIN{printf "%.1f%%", 100*(b-a)/m}') within 10% of the median: $within of 10"
 done
 if [ -f "$WORK/steady.ratio" ]; then
   lo=$(sort -g "$WORK/steady.ratio" | head -1); hi=$(maximum < "$WORK/steady.ratio"); md=$(median < "$WORK/steady.ratio")
