@@ -22,8 +22,8 @@ import java.util.Arrays;
  * The keys an event loop's direct connections read lately, as strings: a request naming a key seen
  * recently gets the same {@link String} again instead of a new one. Clients repeat their keys (a
  * counter, a barrier, a rank's own keys), so most requests skip decoding the key, copying it twice
- * and hashing it; and since the store's map holds the same instance, its lookup ends at the first
- * identity check.
+ * and hashing it (a string keeps its hash); and where the store's map holds that very instance (the
+ * key was first stored through it), its lookup ends at the first identity check.
  *
  * <p>A direct-mapped table of {@value #SLOTS} keys of at most {@value #MAX_KEY_BYTES} bytes,
  * indexed by a hash of the key's bytes read a word at a time, each slot holding the key's words to

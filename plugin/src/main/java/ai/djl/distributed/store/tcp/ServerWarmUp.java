@@ -53,6 +53,9 @@ final class ServerWarmUp {
     private static final long SETTLE_MILLIS = 100;
     private static final int PIPELINED = 32;
     private static final int BURST = 64;
+    // 1,024 connections: with 4 (256), the listener's own path still compiled in the first
+    // rendezvous
+    private static final int LAST_BURSTS = 16;
 
     private ServerWarmUp() {}
 
@@ -99,11 +102,13 @@ final class ServerWarmUp {
                 t.start();
                 threads.add(t);
             }
-            settle(start, builder.warmUpNanos(), deadline);
+            long loadNanos = builder.warmUpNanos() - builder.warmUpNanos() / 5;
+            settle(start, loadNanos, deadline);
             for (Thread t : threads) {
                 // the clients stop at the deadline; their sockets time out 5 s after it at most
                 t.join(10_000);
             }
+            lastBursts(port, start + builder.warmUpNanos(), failure);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new StoreException("interrupted while warming the store server up", e);
@@ -174,10 +179,51 @@ final class ServerWarmUp {
     }
 
     /**
-     * Ends the load once the JIT has settled: after at least a third of the warm-up, as soon as the
-     * compilers spent under a tenth of a {@link #SETTLE_MILLIS} window compiling (compiles lag the
-     * load by hundreds of milliseconds on a busy machine, then trickle on for rare tier changes),
-     * and at the full warm-up at the latest.
+     * A few bursts more once the load has stopped, then a wait for what they compile, until the
+     * warm-up's end. Connections are set up and closed far fewer times in the load than requests
+     * are served, and while the load's own compiles queue up, HotSpot raises its thresholds with
+     * the queue: so the paths of accepting, setting up and closing a connection had run hundreds of
+     * times without being compiled, and a fresh server compiled them (and about a hundred more
+     * methods) in its first rendezvous. With the queue empty, these bursts have them compiled
+     * (about 70 methods are then left for that rendezvous, against 120 to 170: the allocator's and
+     * the maps' growth to thousands of connections, which no warm-up of this size reaches).
+     */
+    private static void lastBursts(int port, long end, Throwable[] failure)
+            throws InterruptedException {
+        synchronized (failure) {
+            if (failure[0] != null) {
+                return;
+            }
+        }
+        try {
+            for (int i = 0; i < LAST_BURSTS && System.nanoTime() < end; ++i) {
+                burst(port, i, -1);
+            }
+        } catch (IOException | RuntimeException e) {
+            synchronized (failure) {
+                failure[0] = e;
+            }
+            return;
+        }
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        if (jit == null || !jit.isCompilationTimeMonitoringSupported()) {
+            return;
+        }
+        while (System.nanoTime() < end) {
+            long before = jit.getTotalCompilationTime();
+            Thread.sleep(SETTLE_MILLIS / 4);
+            if (jit.getTotalCompilationTime() - before < SETTLE_MILLIS / 40) {
+                return;
+            }
+        }
+    }
+
+    /**
+     * Ends the load once the JIT has settled: after at least a third of the load's share of the
+     * warm-up (four fifths; the last bursts have the rest), as soon as the compilers spent under a
+     * tenth of a {@link #SETTLE_MILLIS} window compiling (compiles lag the load by hundreds of
+     * milliseconds on a busy machine, then trickle on for rare tier changes), and at the end of
+     * that share at the latest.
      */
     private static void settle(long start, long warmUpNanos, AtomicLong deadline)
             throws InterruptedException {

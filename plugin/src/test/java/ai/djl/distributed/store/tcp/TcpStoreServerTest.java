@@ -77,8 +77,9 @@ class TcpStoreServerTest {
                         .optWarmUp(Duration.ofMillis(300))
                         .optBusyPoll(Duration.ofMillis(1))
                         .build()) {
-            // build() returned only after the warm-up ran at least a third of its time
-            assertTrue(System.nanoTime() - before >= TimeUnit.MILLISECONDS.toNanos(100));
+            // build() returned only after the warm-up's load ran at least a third of its share
+            // (four fifths of the 300 ms; the last bursts come after it)
+            assertTrue(System.nanoTime() - before >= TimeUnit.MILLISECONDS.toNanos(80));
             assertEquals(0, warm.numKeys(), "the warm-up's keys are in a scratch key space");
             try (RawClient raw = new RawClient(warm.getPort())) {
                 raw.validate();
