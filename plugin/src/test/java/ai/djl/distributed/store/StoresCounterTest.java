@@ -32,7 +32,8 @@ class StoresCounterTest {
         List<Long> values = new ArrayList<>();
         long power = 1;
         for (int digits = 0; digits < 19; ++digits) { // every length, and its edges
-            for (long v : new long[] {power, power - 1, power + 1, 9 * power, 10 * power - 1}) {
+            long next = digits < 18 ? 10 * power : Long.MAX_VALUE; // 10^19 is past a long
+            for (long v : new long[] {power, power - 1, power + 1, 9 * power, next - 1}) {
                 values.add(v);
                 values.add(-v);
             }
@@ -76,6 +77,12 @@ class StoresCounterTest {
                 1234567890123456789L,
                 Stores.parseCounter("s", "k", ascii("0001234567890123456789 ")));
         assertEquals(Long.MIN_VALUE, Stores.parseCounter("s", "k", ascii("-9223372036854775808")));
+        // the most digits summed without a string, then one more, which takes Long.parseLong
+        assertEquals(
+                999_999_999_999_999_999L,
+                Stores.parseCounter("s", "k", ascii(" +999999999999999999")));
+        assertEquals(-1, Stores.parseCounter("s", "k", ascii("-0000000000000000001")));
+        assertEquals(0, Stores.parseCounter("s", "k", ascii("-0")));
     }
 
     @Test

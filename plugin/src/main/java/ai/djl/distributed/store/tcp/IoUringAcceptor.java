@@ -38,7 +38,8 @@ import java.util.function.Consumer;
  * IoUringConnection}. It also holds what those connections share: the keys, the limits, the read
  * timeout, the set of open connections, each loop's {@link KeyCache}, and the initializer that
  * builds a channel's pipeline when a connection is handed back. Runs on the listener's event loop;
- * its fields are read by the connections' loops and never change.
+ * its fields are read by the connections' loops and never change (each key cache's contents change,
+ * on its own loop only).
  */
 @ChannelHandler.Sharable
 final class IoUringAcceptor extends ChannelInboundHandlerAdapter {

@@ -92,7 +92,11 @@ final class KeyCache {
         }
         String key = in.toString(index, length, StandardCharsets.ISO_8859_1);
         keys[slot] = key;
-        words[slot] = Arrays.copyOf(w, n);
+        if (known != null && known.length == n) {
+            System.arraycopy(w, 0, known, 0, n); // the slot's array, reused
+        } else {
+            words[slot] = Arrays.copyOf(w, n);
+        }
         return key;
     }
 }

@@ -50,8 +50,16 @@ class KeyCacheTest {
                 }
                 ByteBuf buf = direct(bytes, capacity);
                 String expected = new String(bytes, 0, length, StandardCharsets.ISO_8859_1);
-                assertEquals(expected, cache.key(buf, 0, length), length + "+" + slack);
-                assertEquals(expected, cache.key(buf, 0, length), "again " + length);
+                String first = cache.key(buf, 0, length);
+                assertEquals(expected, first, length + "+" + slack);
+                // the same bytes with room after them: read as whole words, found as the same key
+                ByteBuf roomy = direct(bytes, capacity + Long.BYTES);
+                String again = cache.key(roomy, 0, length);
+                assertEquals(expected, again, "again " + length);
+                if (length <= KeyCache.MAX_KEY_BYTES) {
+                    assertSame(first, again, "cached " + length + "+" + slack);
+                }
+                roomy.release();
                 buf.release();
             }
         }
