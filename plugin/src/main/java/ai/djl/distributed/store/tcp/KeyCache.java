@@ -28,13 +28,13 @@ import java.util.Arrays;
  * <p>A direct-mapped table of {@value #SLOTS} keys of at most {@value #MAX_KEY_BYTES} bytes,
  * indexed by a hash of the key's bytes read a word at a time, each slot holding the key's words to
  * compare the next request's with. A longer key, or one evicted by another, is decoded as before.
- * Holds at most about 200 KiB.
+ * Holds at most about 750 KiB.
  *
  * <p>One instance belongs to one event loop; it is not thread-safe.
  */
 final class KeyCache {
 
-    static final int SLOTS = 1024;
+    static final int SLOTS = 4096;
     static final int MAX_KEY_BYTES = 64;
 
     private final String[] keys = new String[SLOTS];
@@ -78,6 +78,10 @@ final class KeyCache {
             w[n++] = word;
             hash = (hash ^ word) * 0x9E3779B97F4A7C15L;
         }
+        // a multiply moves a word's differences only upwards: keys differing only in a word's
+        // high bytes ("k/10/51", "k/10/52") would share a slot without folding them down first
+        hash ^= hash >>> 29;
+        hash *= 0xBF58476D1CE4E5B9L;
         int slot = (int) (hash ^ (hash >>> 32)) & (SLOTS - 1);
         String cached = keys[slot];
         long[] known = words[slot];
