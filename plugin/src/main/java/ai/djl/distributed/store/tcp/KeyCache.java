@@ -60,7 +60,7 @@ final class KeyCache {
         for (int i = 0; i < whole; i++) {
             long word = in.getLongLE(index + (i << 3));
             w[i] = word;
-            hash = (hash ^ word) * 0x9E3779B97F4A7C15L;
+            hash = mix(hash, word);
         }
         int n = whole;
         int tail = length & 7;
@@ -76,7 +76,7 @@ final class KeyCache {
                 }
             }
             w[n++] = word;
-            hash = (hash ^ word) * 0x9E3779B97F4A7C15L;
+            hash = mix(hash, word);
         }
         // a multiply moves a word's differences only upwards: keys differing only in a word's
         // high bytes ("k/10/51", "k/10/52") would share a slot without folding them down first
@@ -102,5 +102,9 @@ final class KeyCache {
             words[slot] = Arrays.copyOf(w, n);
         }
         return key;
+    }
+
+    private static long mix(long hash, long word) {
+        return (hash ^ word) * 0x9E3779B97F4A7C15L;
     }
 }

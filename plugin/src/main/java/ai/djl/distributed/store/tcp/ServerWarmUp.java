@@ -205,16 +205,9 @@ final class ServerWarmUp {
             }
             return;
         }
-        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
-        if (jit == null || !jit.isCompilationTimeMonitoringSupported()) {
-            return;
-        }
-        while (System.nanoTime() < end) {
-            long before = jit.getTotalCompilationTime();
-            Thread.sleep(SETTLE_MILLIS / 4);
-            if (jit.getTotalCompilationTime() - before < SETTLE_MILLIS / 40) {
-                return;
-            }
+        CompilationMXBean jit = monitoredJit();
+        if (jit != null) {
+            awaitQuietJit(jit, end, SETTLE_MILLIS / 4);
         }
     }
 
@@ -227,17 +220,30 @@ final class ServerWarmUp {
      */
     private static void settle(long start, long warmUpNanos, AtomicLong deadline)
             throws InterruptedException {
-        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
-        boolean monitored = jit != null && jit.isCompilationTimeMonitoringSupported();
-        Thread.sleep(TimeUnit.NANOSECONDS.toMillis(monitored ? warmUpNanos / 3 : warmUpNanos));
-        while (monitored && System.nanoTime() - start < warmUpNanos) {
-            long before = jit.getTotalCompilationTime();
-            Thread.sleep(SETTLE_MILLIS);
-            if (jit.getTotalCompilationTime() - before < SETTLE_MILLIS / 10) {
-                break;
-            }
+        CompilationMXBean jit = monitoredJit();
+        Thread.sleep(TimeUnit.NANOSECONDS.toMillis(jit != null ? warmUpNanos / 3 : warmUpNanos));
+        if (jit != null) {
+            awaitQuietJit(jit, start + warmUpNanos, SETTLE_MILLIS);
         }
         deadline.set(System.nanoTime());
+    }
+
+    // The JIT's bean where it reports its compile time, else null (then the warm-up runs its time).
+    private static CompilationMXBean monitoredJit() {
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        return jit != null && jit.isCompilationTimeMonitoringSupported() ? jit : null;
+    }
+
+    // Returns once the compilers spent under a tenth of a window compiling, or at end.
+    private static void awaitQuietJit(CompilationMXBean jit, long end, long windowMillis)
+            throws InterruptedException {
+        while (end - System.nanoTime() > 0) {
+            long before = jit.getTotalCompilationTime();
+            Thread.sleep(windowMillis);
+            if (jit.getTotalCompilationTime() - before < windowMillis / 10) {
+                return;
+            }
+        }
     }
 
     private static Socket open(int port, ByteBuffer buf) throws IOException {
