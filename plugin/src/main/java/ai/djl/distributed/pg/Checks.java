@@ -44,6 +44,11 @@ final class Checks {
         if (array == null) {
             throw new IllegalArgumentException(name + ": null (expected: an NDArray)");
         }
+        // DJL keeps a closed array's type and shape on its Java object, so the checks below would
+        // pass and the backend would fail mid-collective, aborting the group on every rank.
+        if (array.isReleased()) {
+            throw new IllegalArgumentException(name + ": a closed NDArray (expected: an open one)");
+        }
         if (!TYPES.contains(array.getDataType())) {
             throw new IllegalArgumentException(
                     name

@@ -174,7 +174,9 @@ final class GroupContext {
                         CollectiveCheck.create(
                                 new PrefixStore("debug", group), rank, ranks.length, timeout);
             }
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
+            // An Error too (no native thread to be had, say): the backends made so far hold
+            // threads and sockets that nothing else would close.
             Map<String, Backend> all = new LinkedHashMap<>(split);
             all.putAll(backends);
             new DeviceBackends(backendName, all).close();
@@ -189,8 +191,19 @@ final class GroupContext {
                         new DeviceBackends(backendName, backends),
                         check,
                         timeout);
+        boolean added;
         synchronized (this) {
-            groups.add(g);
+            // The world may have been destroyed while this group connected, outside the lock: its
+            // close did not see this group, so the group is closed here rather than kept open.
+            added = !closed;
+            if (added) {
+                groups.add(g);
+            }
+        }
+        if (!added) {
+            g.closeBackends();
+            throw new IllegalStateException(
+                    "the process group has been destroyed while group " + name + " was created");
         }
         return g;
     }

@@ -32,6 +32,9 @@ import java.util.List;
  */
 public final class ObjectCollectives {
 
+    /** The length a rank sends in place of a payload it does not have. */
+    private static final long REFUSED = -1;
+
     private final ProcessGroup group;
 
     ObjectCollectives(ProcessGroup group) {
@@ -48,12 +51,17 @@ public final class ObjectCollectives {
     public byte[] broadcast(byte[] bytes, int src) {
         Checks.rank("src", src, group.getSize());
         boolean root = group.getRank() == src;
-        if (root && bytes == null) {
-            throw new IllegalArgumentException("bytes: null (expected: the payload on the source)");
-        }
         try (NDManager m = NDManager.newBaseManager(group.getDefaultDevice())) {
-            NDArray length = m.create(new long[] {root ? bytes.length : 0});
+            // A refused payload still goes through the length's broadcast, as REFUSED, so the
+            // other ranks fail now rather than at the group's timeout.
+            NDArray length = m.create(new long[] {root ? lengthOf(bytes) : 0});
             group.broadcast(length, src);
+            if (length.getLong() == REFUSED) {
+                throw new IllegalArgumentException(
+                        "bytes: null on the source rank "
+                                + src
+                                + " (expected: the payload on the source)");
+            }
             int n = Math.toIntExact(length.getLong());
             NDArray payload = root ? payload(m, bytes, n) : m.zeros(new Shape(n), DataType.UINT8);
             group.broadcast(payload, src);
@@ -118,31 +126,24 @@ public final class ObjectCollectives {
         Checks.rank("src", src, group.getSize());
         boolean root = group.getRank() == src;
         int size = group.getSize();
-        if (root && (payloads == null || payloads.size() != size)) {
-            throw new IllegalArgumentException(
-                    "payloads: "
-                            + (payloads == null ? "null" : payloads.size())
-                            + " (expected: "
-                            + size
-                            + " payloads on the source)");
-        }
-        for (int i = 0; root && i < size; i++) {
-            // Not payloads.contains(null): an immutable list (List.of) throws on that.
-            if (payloads.get(i) == null) {
-                throw new IllegalArgumentException(
-                        "payloads[" + i + "]: null (expected: a payload for every rank)");
-            }
-        }
+        String refusal = root ? refusal(payloads, size) : null;
         try (NDManager m = NDManager.newBaseManager(group.getDefaultDevice())) {
             long[] all = new long[size];
-            if (root) {
-                for (int i = 0; i < size; i++) {
-                    all[i] = payloads.get(i).length;
-                }
+            for (int i = 0; root && i < size; i++) {
+                // A refusal goes through the lengths' broadcast too, so no rank waits it out.
+                all[i] = refusal != null ? REFUSED : payloads.get(i).length;
             }
             NDArray lengths = m.create(all);
             group.broadcast(lengths, src);
             long[] known = lengths.toLongArray();
+            if (known[0] == REFUSED) {
+                throw new IllegalArgumentException(
+                        refusal != null
+                                ? refusal
+                                : "payloads: refused on the source rank "
+                                        + src
+                                        + " (expected: one payload per rank there)");
+            }
             int max = (int) Arrays.stream(known).max().orElse(0);
             List<NDArray> ins = new ArrayList<>();
             if (root) {
@@ -156,13 +157,47 @@ public final class ObjectCollectives {
         }
     }
 
+    /**
+     * Gathers every rank's payload length. A rank without a payload sends {@link #REFUSED}, and
+     * then every rank throws, naming the ranks, instead of the others waiting out the timeout.
+     */
     private long[] lengths(NDManager m, byte[] bytes) {
-        if (bytes == null) {
-            throw new IllegalArgumentException("bytes: null (expected: a payload)");
-        }
         NDArray all = m.zeros(new Shape(group.getSize()), DataType.INT64);
-        group.allGatherIntoTensor(all, m.create(new long[] {bytes.length}));
-        return all.toLongArray();
+        group.allGatherIntoTensor(all, m.create(new long[] {lengthOf(bytes)}));
+        long[] lengths = all.toLongArray();
+        List<Integer> refused = new ArrayList<>();
+        for (int i = 0; i < lengths.length; i++) {
+            if (lengths[i] == REFUSED) {
+                refused.add(i);
+            }
+        }
+        if (!refused.isEmpty()) {
+            throw new IllegalArgumentException(
+                    "bytes: null on rank(s) " + refused + " (expected: a payload on every rank)");
+        }
+        return lengths;
+    }
+
+    private static long lengthOf(byte[] bytes) {
+        return bytes == null ? REFUSED : bytes.length;
+    }
+
+    /** Why the source's payloads are refused, or null when they are fine. */
+    private static String refusal(List<byte[]> payloads, int size) {
+        if (payloads == null || payloads.size() != size) {
+            return "payloads: "
+                    + (payloads == null ? "null" : payloads.size())
+                    + " (expected: "
+                    + size
+                    + " payloads on the source)";
+        }
+        for (int i = 0; i < size; i++) {
+            // Not payloads.contains(null): an immutable list (List.of) throws on that.
+            if (payloads.get(i) == null) {
+                return "payloads[" + i + "]: null (expected: a payload for every rank)";
+            }
+        }
+        return null;
     }
 
     private static NDArray payload(NDManager m, byte[] bytes, int length) {

@@ -38,11 +38,12 @@ import java.util.List;
  * and receives pair up by peer and tag.
  *
  * <p><b>Blocking.</b> Each collective has a synchronous form, which blocks until the operation is
- * done on this rank, and an {@code ...Async} form, which returns a {@link Work} at once. Every
- * operation is bounded by the group's timeout from when it is called (time queued behind earlier
- * collectives included), and one that runs past it aborts the group; when a peer dies, every
- * surviving rank's pending and later operations fail with a {@link
- * ai.djl.distributed.CommunicationException} naming it, and the group must be destroyed.
+ * done on this rank, and an {@code ...Async} form, which returns a {@link Work} at once (under
+ * {@link DebugLevel#DETAIL}, once every rank has issued it: see {@link
+ * ProcessGroups.Builder#optDebugLevel}). Every operation is bounded by the group's timeout from
+ * when it is called (time queued behind earlier collectives included), and one that runs past it
+ * aborts the group; when a peer dies, every surviving rank's pending and later operations fail with
+ * a {@link ai.djl.distributed.CommunicationException} naming it, and the group must be destroyed.
  *
  * <p><b>Arrays.</b> The caller owns every NDArray; the group never closes one. Operations work in
  * place, as PyTorch's do: outputs (and the in-place array of broadcast and allReduce) are written,

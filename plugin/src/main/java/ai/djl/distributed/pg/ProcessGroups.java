@@ -211,7 +211,10 @@ public final class ProcessGroups {
 
         /**
          * Sets the debug level; {@link DebugLevel#DETAIL} checks every collective across ranks
-         * before it runs.
+         * before it runs. That check is a collective itself, run when the call is made, so under
+         * DETAIL an {@code ...Async} collective blocks until every rank of the group has issued it
+         * (as PyTorch's DETAIL wrapper does): a rank must not wait on a point-to-point operation
+         * that its peer issues only after that collective.
          *
          * @param debug the level; by default PyTorch's {@code TORCH_DISTRIBUTED_DEBUG}, else OFF
          * @return this builder
@@ -268,7 +271,7 @@ public final class ProcessGroups {
             try {
                 return new GroupContext(r.store(), true, settings, r.rank(), r.worldSize())
                         .createWorld(timeout);
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) {
                 r.close();
                 throw e;
             }

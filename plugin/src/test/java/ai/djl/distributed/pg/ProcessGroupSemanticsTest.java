@@ -34,6 +34,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Semantics at the edges of the process-group API: views written through, arguments checked on this
@@ -44,6 +47,72 @@ import java.util.concurrent.CompletableFuture;
 class ProcessGroupSemanticsTest {
 
     private static final Duration T = Duration.ofSeconds(30);
+
+    /**
+     * A sub-group still connecting when its world is destroyed is closed and refused, not handed
+     * back open with threads and sockets that the world's close never saw.
+     */
+    @Test
+    void aGroupStillConnectingWhenTheWorldIsDestroyedIsRefused() throws Exception {
+        CountDownLatch destroyed = new CountDownLatch(1);
+        MultiRank.run(
+                2,
+                T,
+                (g, m) -> {
+                    if (g.getRank() == 1) {
+                        assertTrue(destroyed.await(30, TimeUnit.SECONDS));
+                        // Rank 0 closes its side as soon as it is made: either outcome here.
+                        try {
+                            g.newGroup().ifPresent(ProcessGroup::close);
+                        } catch (RuntimeException expected) {
+                            // the peer went away during the set-up
+                        }
+                        return null;
+                    }
+                    CompletableFuture<Optional<ProcessGroup>> made = new CompletableFuture<>();
+                    Thread t =
+                            new Thread(
+                                    () -> {
+                                        try {
+                                            made.complete(g.newGroup());
+                                        } catch (RuntimeException e) {
+                                            made.completeExceptionally(e);
+                                        }
+                                    });
+                    t.start();
+                    // Rank 0 waits inside the new group's set-up for rank 1, outside the lock.
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                    while (!blockedIn(t, GroupContext.class.getName(), "create")) {
+                        assertTrue(
+                                System.nanoTime() < deadline, "newGroup never waited for rank 1");
+                        Thread.sleep(5);
+                    }
+                    g.close();
+                    destroyed.countDown();
+                    ExecutionException e =
+                            assertThrows(
+                                    ExecutionException.class, () -> made.get(30, TimeUnit.SECONDS));
+                    assertTrue(e.getCause() instanceof IllegalStateException, e.toString());
+                    assertTrue(
+                            e.getCause().getMessage().contains("destroyed while group"),
+                            e.getCause().getMessage());
+                    t.join(10_000);
+                    return null;
+                });
+    }
+
+    private static boolean blockedIn(Thread t, String className, String method) {
+        Thread.State state = t.getState();
+        if (state != Thread.State.WAITING && state != Thread.State.TIMED_WAITING) {
+            return false;
+        }
+        for (StackTraceElement frame : t.getStackTrace()) {
+            if (frame.getClassName().equals(className) && frame.getMethodName().equals(method)) {
+                return true;
+            }
+        }
+        return false;
+    }
 
     /**
      * In-place collectives on a view (a column, a transpose) write through to the array it views,
@@ -222,27 +291,57 @@ class ProcessGroupSemanticsTest {
                 });
     }
 
-    /** A null payload is refused on the source before anything is sent; List.of is accepted. */
+    /**
+     * A payload refused on one rank fails every rank at once, the others naming that rank, rather
+     * than leaving them in the collective until the group's timeout; the group stays usable, and
+     * List.of is accepted.
+     */
     @Test
-    void objectScatterChecksItsPayloads() throws Exception {
+    void objectCollectivesRefuseMissingPayloadsOnEveryRank() throws Exception {
         MultiRank.run(
                 2,
-                T,
+                Duration.ofSeconds(10),
                 (g, m) -> {
+                    int r = g.getRank();
                     byte[] a = {1, 2, 3};
                     byte[] b = {4};
-                    if (g.getRank() == 0) {
-                        List<byte[]> withNull = new ArrayList<>();
-                        withNull.add(a);
-                        withNull.add(null);
-                        IllegalArgumentException e =
-                                assertThrows(
-                                        IllegalArgumentException.class,
-                                        () -> g.objects().scatter(withNull, 0));
-                        assertTrue(e.getMessage().startsWith("payloads[1]: null"), e.getMessage());
-                    }
-                    byte[] mine = g.objects().scatter(g.getRank() == 0 ? List.of(a, b) : null, 0);
-                    assertArrayEquals(g.getRank() == 0 ? a : b, mine);
+                    List<byte[]> withNull = new ArrayList<>();
+                    withNull.add(a);
+                    withNull.add(null);
+                    IllegalArgumentException e =
+                            assertThrows(
+                                    IllegalArgumentException.class,
+                                    () -> g.objects().scatter(r == 0 ? withNull : null, 0));
+                    assertTrue(
+                            e.getMessage()
+                                    .startsWith(
+                                            r == 0
+                                                    ? "payloads[1]: null"
+                                                    : "payloads: refused on the source rank 0"),
+                            e.getMessage());
+                    e =
+                            assertThrows(
+                                    IllegalArgumentException.class,
+                                    () -> g.objects().broadcast(null, 1));
+                    assertTrue(
+                            e.getMessage().startsWith("bytes: null on the source rank 1"),
+                            e.getMessage());
+                    e =
+                            assertThrows(
+                                    IllegalArgumentException.class,
+                                    () -> g.objects().allGather(r == 1 ? null : a));
+                    assertTrue(
+                            e.getMessage().startsWith("bytes: null on rank(s) [1]"),
+                            e.getMessage());
+                    e =
+                            assertThrows(
+                                    IllegalArgumentException.class,
+                                    () -> g.objects().gather(r == 0 ? null : a, 1));
+                    assertTrue(
+                            e.getMessage().startsWith("bytes: null on rank(s) [0]"),
+                            e.getMessage());
+                    byte[] mine = g.objects().scatter(r == 0 ? List.of(a, b) : null, 0);
+                    assertArrayEquals(r == 0 ? a : b, mine);
                     return null;
                 });
     }

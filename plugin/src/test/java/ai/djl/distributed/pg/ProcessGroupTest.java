@@ -401,6 +401,19 @@ class ProcessGroupTest {
                                     IllegalArgumentException.class,
                                     () -> g.allToAllSingle(f, f, new long[] {1, 1}, null));
                     assertTrue(e.getMessage().contains("splits"), e.getMessage());
+                    // A closed array still reports its type and shape; it is refused here rather
+                    // than failing inside the backend, which would abort the group.
+                    NDArray closed = m.create(new float[] {1, 2});
+                    closed.getShape();
+                    closed.close();
+                    e = assertThrows(IllegalArgumentException.class, () -> g.allReduce(closed));
+                    assertTrue(
+                            e.getMessage().startsWith("array: a closed NDArray"), e.getMessage());
+                    e =
+                            assertThrows(
+                                    IllegalArgumentException.class,
+                                    () -> g.allGather(List.of(f, f), closed));
+                    assertTrue(e.getMessage().contains("closed"), e.getMessage());
                     // The group is still usable: nothing was sent.
                     NDArray ok = m.create(new float[] {1});
                     g.allReduce(ok);
