@@ -27,6 +27,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -48,9 +49,16 @@ import java.util.TreeMap;
  * training that was never interrupted, provided the data order resumes too ({@link
  * DistributedSampler#setEpoch}) and the model draws no random numbers (dropout).
  *
- * <p>The file is held in memory whole, and must stay under 2 GiB.
+ * <p>The file is held in memory whole, and must stay under 2 GiB ({@link #MAX_BYTES}): a larger one
+ * fails with an {@link IOException} naming its size, on every rank.
  */
 public final class DdpCheckpoint {
+
+    /**
+     * The largest checkpoint, in bytes: the JVM's largest byte array, less the byte {@link #load}
+     * adds to frame it (a little under 2 GiB).
+     */
+    public static final long MAX_BYTES = Integer.MAX_VALUE - 16;
 
     private static final int MAGIC = 0x444A4450; // "DJDP"
     private static final int VERSION = 1;
@@ -63,20 +71,28 @@ public final class DdpCheckpoint {
      * @param trainer the trainer
      * @param file where rank 0 writes
      * @param metadata what the caller needs to resume (e.g. {@code epoch}), as strings
-     * @throws IOException if rank 0 cannot write (on every rank)
+     * @throws IOException if rank 0 cannot write, or the checkpoint would pass {@link #MAX_BYTES}
+     *     (on every rank; on rank 0 an {@link Error} is rethrown as it is, once the others know)
      */
     public static void save(
             DistributedDataParallel trainer, Path file, Map<String, String> metadata)
             throws IOException {
+        save(trainer, file, metadata, MAX_BYTES);
+    }
+
+    /** Saves as {@link #save(DistributedDataParallel, Path, Map)}, with another size limit. */
+    static void save(
+            DistributedDataParallel trainer, Path file, Map<String, String> metadata, long maxBytes)
+            throws IOException {
         List<Pair<String, Parameter>> params = trainer.namedParameters();
         ProcessGroup group = trainer.getProcessGroup();
-        Exception failure = null;
+        Throwable failure = null;
         byte[] outcome = null;
         if (group.getRank() == 0) {
             try {
-                write(trainer, params, file, metadata);
+                write(trainer, params, file, metadata, maxBytes);
                 outcome = new byte[0];
-            } catch (IOException | RuntimeException e) {
+            } catch (Throwable e) { // an Error too (out of memory): the others wait for the outcome
                 failure = e;
                 outcome = e.toString().getBytes(StandardCharsets.UTF_8);
             }
@@ -85,8 +101,9 @@ public final class DdpCheckpoint {
         // in place: a failure on rank 0 fails every rank, rather than leaving the others to time
         // out in their next collective.
         if (group.getSize() > 1) {
-            outcome = group.objects().broadcast(outcome, 0);
+            outcome = broadcast(group, outcome, failure);
         }
+        rethrowIfError(failure);
         if (failure instanceof IOException io) {
             throw io;
         }
@@ -106,7 +123,9 @@ public final class DdpCheckpoint {
      * @param trainer the trainer, built like the one that saved
      * @param file the checkpoint, read by rank 0
      * @return the metadata saved with it
-     * @throws IOException if rank 0 cannot read it (on every rank)
+     * @throws IOException if rank 0 cannot read it, it is larger than {@link #MAX_BYTES}, or it is
+     *     corrupt (on every rank; on rank 0 an {@link Error} is rethrown as it is, once the others
+     *     know)
      * @throws IllegalStateException if the checkpoint does not fit the trainer (a parameter's name
      *     or shape, the optimizer); nothing is changed then
      */
@@ -114,26 +133,64 @@ public final class DdpCheckpoint {
             throws IOException {
         List<Pair<String, Parameter>> params = trainer.namedParameters();
         ProcessGroup group = trainer.getProcessGroup();
+        Throwable failure = null;
         byte[] payload = null;
         if (group.getRank() == 0) {
             try {
-                payload = frame((byte) 0, Files.readAllBytes(file));
-            } catch (IOException e) {
+                payload = frame((byte) 0, readFile(file));
+            } catch (Throwable e) { // an Error too (out of memory): the others wait for the outcome
+                failure = e;
                 payload = frame((byte) 1, e.toString().getBytes(StandardCharsets.UTF_8));
             }
         }
         if (group.getSize() > 1) {
-            payload = group.objects().broadcast(payload, 0);
+            payload = broadcast(group, payload, failure);
         }
+        rethrowIfError(failure);
         byte[] body = java.util.Arrays.copyOfRange(payload, 1, payload.length);
         if (payload[0] != 0) {
             throw new IOException(
                     "rank 0 could not read "
                             + file
                             + ": "
-                            + new String(body, StandardCharsets.UTF_8));
+                            + new String(body, StandardCharsets.UTF_8),
+                    failure);
         }
         return read(trainer, params, body, file);
+    }
+
+    /** Reads a checkpoint whole, once its size is known to fit. */
+    private static byte[] readFile(Path file) throws IOException {
+        long size = Files.size(file);
+        if (size > MAX_BYTES) {
+            throw new IOException(
+                    file + ": " + size + " bytes (expected: at most " + MAX_BYTES + ")");
+        }
+        return Files.readAllBytes(file);
+    }
+
+    /**
+     * Broadcasts rank 0's outcome. Should the broadcast fail on rank 0 after its own work did, that
+     * work's failure is the one thrown, with the broadcast's attached.
+     */
+    private static byte[] broadcast(ProcessGroup group, byte[] outcome, Throwable failure) {
+        try {
+            return group.objects().broadcast(outcome, 0);
+        } catch (RuntimeException e) {
+            if (failure == null) {
+                throw e;
+            }
+            failure.addSuppressed(e);
+            rethrowIfError(failure);
+            return outcome; // an exception, which the caller throws
+        }
+    }
+
+    /** Throws an {@link Error} as it is; returns for anything else. */
+    private static void rethrowIfError(Throwable failure) {
+        if (failure instanceof Error e) {
+            throw e;
+        }
     }
 
     private static byte[] frame(byte status, byte[] body) {
@@ -147,9 +204,26 @@ public final class DdpCheckpoint {
             DistributedDataParallel trainer,
             List<Pair<String, Parameter>> params,
             Path file,
-            Map<String, String> metadata)
+            Map<String, String> metadata,
+            long maxBytes)
             throws IOException {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        // The parameters alone are checked before anything is encoded, the whole file as it grows:
+        // a checkpoint too large fails naming its size, not with an out-of-memory error.
+        long raw = 0;
+        for (Pair<String, Parameter> p : params) {
+            NDArray v = trainer.value(p.getValue());
+            raw += v.size() * v.getDataType().getNumOfBytes();
+        }
+        if (raw > maxBytes) {
+            throw new IOException(
+                    file
+                            + ": parameters of "
+                            + raw
+                            + " bytes (expected: a checkpoint of at most "
+                            + maxBytes
+                            + " bytes in all)");
+        }
+        BoundedBytes bytes = new BoundedBytes(file, maxBytes);
         try (DataOutputStream out = new DataOutputStream(bytes)) {
             out.writeInt(MAGIC);
             out.writeInt(VERSION);
@@ -179,7 +253,7 @@ public final class DdpCheckpoint {
         Files.createDirectories(dir);
         Path tmp = Files.createTempFile(dir, name.toString(), ".tmp");
         try {
-            Files.write(tmp, bytes.toByteArray());
+            Files.write(tmp, bytes.bytes.toByteArray());
             Files.move(
                     tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         } finally {
@@ -226,8 +300,7 @@ public final class DdpCheckpoint {
             List<String> names = new ArrayList<>(count);
             for (int i = 0; i < count; i++) {
                 String name = in.readUTF();
-                byte[] encoded = new byte[in.readInt()];
-                in.readFully(encoded);
+                byte[] encoded = OptimizerState.readBytes(in, file + ": parameter " + name);
                 Parameter p = byName.get(name);
                 if (p == null) {
                     throw new IllegalStateException(
@@ -260,9 +333,18 @@ public final class DdpCheckpoint {
                 values.add(saved);
                 names.add(name);
             }
-            OptimizerState.Staged optimizerState =
-                    OptimizerState.read(
-                            in, trainer.getOptimizer(), idByName, m, trainer.getDevice());
+            OptimizerState.Staged optimizerState;
+            try {
+                optimizerState =
+                        OptimizerState.read(
+                                in, trainer.getOptimizer(), idByName, m, trainer.getDevice());
+            } catch (IOException e) {
+                if (e instanceof java.io.EOFException) {
+                    throw e; // a truncated file, reported below
+                }
+                // The optimizer's state does not know the file: its errors name it here.
+                throw new IOException(file + ": " + e.getMessage(), e);
+            }
             for (int i = 0; i < count; i++) {
                 InPlace.copy(values.get(i), targets.get(i), names.get(i));
             }
@@ -270,6 +352,44 @@ public final class DdpCheckpoint {
             return metadata;
         } catch (java.io.EOFException e) {
             throw new IOException(file + ": truncated checkpoint", e);
+        }
+    }
+
+    /** The checkpoint's bytes, refusing to grow past a limit. */
+    private static final class BoundedBytes extends OutputStream {
+
+        final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        private final Path file;
+        private final long maxBytes;
+
+        BoundedBytes(Path file, long maxBytes) {
+            this.file = file;
+            this.maxBytes = maxBytes;
+        }
+
+        @Override
+        public void write(int b) throws IOException {
+            reserve(1);
+            bytes.write(b);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+            reserve(len);
+            bytes.write(b, off, len);
+        }
+
+        private void reserve(int len) throws IOException {
+            long size = (long) bytes.size() + len;
+            if (size > maxBytes) {
+                throw new IOException(
+                        file
+                                + ": at least "
+                                + size
+                                + " bytes (expected: a checkpoint of at most "
+                                + maxBytes
+                                + ")");
+            }
         }
     }
 }

@@ -169,10 +169,15 @@ public final class DistributedDataParallel extends Trainer {
      * Averages the gradients over the ranks and updates the parameters: DDP's reduction and the
      * optimizer step. Inside {@link #noSync()} (or with one rank) it only updates from this rank's
      * gradients. Every rank must call it as often as every other.
+     *
+     * @throws IllegalStateException after a staged backward pass ({@link
+     *     Builder#optStagedBackward}) that failed part way, until {@code zeroGradients()} on a
+     *     gradient collector of this trainer
      */
     @Override
     public void step() {
         synchronize();
+        sync.checkBackwardComplete();
         // With a staged backward pass, finishing the pending updates is this step's reduction.
         long start = System.nanoTime();
         finishPendingUpdates();
@@ -226,7 +231,7 @@ public final class DistributedDataParallel extends Trainer {
     public GradientCollector newGradientCollector() {
         synchronize();
         if (sync.isStaged()) {
-            return new StagedCollector(this::stagedBackward);
+            return new StagedCollector(this::stagedBackward, sync::zeroGradients);
         }
         GradientCollector collector = super.newGradientCollector();
         return options.overlapWithForward()
@@ -499,7 +504,10 @@ public final class DistributedDataParallel extends Trainer {
          * backward, as PyTorch's DDP does with autograd hooks; default false. The gradients are
          * those of an ordinary backward pass, bit for bit. As in PyTorch, several backward passes
          * before one step (gradient accumulation) must run inside {@link #noSync()} but the last; a
-         * second backward pass outside it fails. Not with {@link #optOverlapWithForward} nor {@link
+         * second backward pass outside it fails. A backward pass that fails part way drops its
+         * reductions (waiting for the buckets already sent); the gradients then hold part of it, so
+         * the next forward pass and step fail until {@code zeroGradients()} on a gradient collector
+         * of the trainer. Not with {@link #optOverlapWithForward} nor {@link
          * #optFindUnusedParameters}. A model without a staged form reduces after the backward pass,
          * as without this option (logged once).
          *

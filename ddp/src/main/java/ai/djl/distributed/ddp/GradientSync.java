@@ -13,6 +13,7 @@
  */
 package ai.djl.distributed.ddp;
 
+import ai.djl.distributed.parallel.InPlace;
 import ai.djl.distributed.parallel.RecordingParameterStore;
 import ai.djl.distributed.pg.ProcessGroup;
 import ai.djl.ndarray.NDArray;
@@ -168,6 +169,40 @@ final class GradientSync implements AutoCloseable {
     void stagedBackward(NDArray loss, boolean sync) {
         staged.backward(
                 loss, sync && reducer != null ? reducer : null, this::gradientOf, this::update);
+    }
+
+    /**
+     * Refuses a step after a staged backward pass that failed part way.
+     *
+     * @throws IllegalStateException if the last backward pass failed and the gradients were not
+     *     zeroed since
+     */
+    void checkBackwardComplete() {
+        if (staged != null) {
+            staged.checkNotFailed();
+        }
+    }
+
+    /**
+     * Sets every parameter's gradient to zero, as DJL's {@code GradientCollector.zeroGradients}
+     * does, and forgets a staged backward pass that failed part way. A reduction that a synced
+     * backward pass launched whole is not undone: its buckets hold copies, and the step applies
+     * them.
+     */
+    void zeroGradients() {
+        for (Parameter p : layout.params()) {
+            NDArray grad = ownGradient(value.apply(p));
+            if (grad != null) {
+                try (NDArray zeros = grad.zerosLike()) {
+                    InPlace.copy(zeros, grad, p.getName() + " gradient");
+                } finally {
+                    grad.close();
+                }
+            }
+        }
+        if (staged != null) {
+            staged.resetFailure();
+        }
     }
 
     /**

@@ -378,6 +378,53 @@ final class Reducer implements AutoCloseable {
     }
 
     /**
+     * Drops the pending step, for a backward pass that failed part way: launches no further bucket,
+     * waits for those launched (each at most the group's timeout and a little more) so that none
+     * writes the buckets any more, and hands nothing to the consumer. Their results, and failures,
+     * are dropped with the step. Never throws.
+     *
+     * <p>The buckets already launched are those every rank that ran as far launched too, so they
+     * complete; a rank that never launches the rest leaves its peers to fail at the group's timeout
+     * in theirs, as PyTorch's DDP does when one rank's backward pass fails.
+     */
+    void discard() {
+        Pending p = pending;
+        if (p == null) {
+            return;
+        }
+        pending = null;
+        if (p.usedAnywhere != null && !awaitQuietly(p.usedAnywhere)) {
+            abandoned = true;
+        }
+        for (CompletableFuture<NDArray> f : p.launched) {
+            if (!awaitQuietly(f)) {
+                abandoned = true;
+            }
+        }
+        if (!abandoned) {
+            p.step.close(); // nothing writes the step's arrays any more
+        }
+    }
+
+    /**
+     * Waits for a dropped reduction, at most the wait limit (none once the reducer is abandoned).
+     * Returns whether it is over; a failed one is.
+     */
+    private boolean awaitQuietly(CompletableFuture<?> f) {
+        try {
+            f.get(abandoned ? 0 : waitLimit.toNanos(), TimeUnit.NANOSECONDS);
+            return true;
+        } catch (ExecutionException | CancellationException e) {
+            return true; // dropped with the step: nothing reads its buffers
+        } catch (TimeoutException e) {
+            return false; // a comm hook's work that never ends may still write the buckets
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /**
      * Rebuilds the buckets from the order gradients became ready, rank 0's order for every rank.
      * Every rank must call it at the same point of training.
      *
@@ -400,30 +447,10 @@ final class Reducer implements AutoCloseable {
      */
     @Override
     public void close() {
-        Pending p = pending;
-        pending = null;
-        if (abandoned) {
-            return; // leaked on purpose: a comm hook's work may still write the buckets
+        discard();
+        if (!abandoned) {
+            manager.close(); // else leaked on purpose: a comm hook's work may still write them
         }
-        if (p != null) {
-            if (p.usedAnywhere != null) {
-                join(p.usedAnywhere, null);
-            }
-            for (CompletableFuture<NDArray> f : p.launched) {
-                try {
-                    f.get(waitLimit.toNanos(), TimeUnit.NANOSECONDS);
-                } catch (ExecutionException | CancellationException e) {
-                    // dropped with the step: nothing will read its buffers
-                } catch (TimeoutException e) {
-                    // A comm hook's work that never ends may still write the buckets: keep them.
-                    return;
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return;
-                }
-            }
-        }
-        manager.close();
     }
 
     private void setAssignment(BucketAssignment next) {

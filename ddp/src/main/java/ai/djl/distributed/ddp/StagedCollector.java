@@ -21,16 +21,18 @@ import java.util.function.Consumer;
 
 /**
  * DDP's gradient collector for a staged backward pass: turns grad mode on for this thread while
- * open (as DJL's does) and hands the loss to the staged backward. It never constructs DJL's own
- * collector, of which only one may exist per JVM.
+ * open (as DJL's does), hands the loss to the staged backward, and zeroes the trainer's gradients
+ * when asked. It never constructs DJL's own collector, of which only one may exist per JVM.
  */
 final class StagedCollector implements GradientCollector {
 
     private final Consumer<NDArray> backward;
+    private final Runnable zeroGradients;
     private final boolean gradMode;
 
-    StagedCollector(Consumer<NDArray> backward) {
+    StagedCollector(Consumer<NDArray> backward, Runnable zeroGradients) {
         this.backward = backward;
+        this.zeroGradients = zeroGradients;
         gradMode = JniUtils.isGradMode();
         JniUtils.setGradMode(true);
     }
@@ -41,9 +43,15 @@ final class StagedCollector implements GradientCollector {
         backward.accept(target);
     }
 
-    /** Gradients are zeroed by the optimizer's update, as with DJL's trainer. */
+    /**
+     * Sets the trainer's gradients to zero, and lets it train again after a backward pass that
+     * failed part way. Steps need not call it: the optimizer's update zeroes each gradient, as with
+     * DJL's trainer.
+     */
     @Override
-    public void zeroGradients() {}
+    public void zeroGradients() {
+        zeroGradients.run();
+    }
 
     /** Restores this thread's grad mode. */
     @Override

@@ -85,11 +85,7 @@ final class StagedPass {
      * @throws IllegalStateException if no forward pass is pending
      */
     void backward(NDArray loss, IntConsumer stageDone) {
-        if (inputs == null) {
-            throw new IllegalStateException(
-                    "backward: no training forward pass of this trainer to backpropagate (expected:"
-                            + " trainer.forward(...) inside the gradient collector, then backward)");
-        }
+        checkPending();
         int n = stages.size();
         try {
             Segments.backwardFrom(loss);
@@ -103,6 +99,19 @@ final class StagedPass {
             }
         } finally {
             abandon();
+        }
+    }
+
+    /**
+     * Checks that a forward pass waits for its backward.
+     *
+     * @throws IllegalStateException if none does
+     */
+    void checkPending() {
+        if (inputs == null) {
+            throw new IllegalStateException(
+                    "backward: no training forward pass of this trainer to backpropagate (expected:"
+                            + " trainer.forward(...) inside the gradient collector, then backward)");
         }
     }
 

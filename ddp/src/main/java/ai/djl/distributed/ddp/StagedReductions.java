@@ -29,14 +29,16 @@ import java.util.Map;
 /**
  * DDP's reductions launched during a staged backward pass ({@link
  * DistributedDataParallel.Builder#optStagedBackward}): the {@link StagedPass}, the stage after
- * whose backward each parameter's gradient is final (the first stage that uses it), and whether
- * this step's buckets were launched already. Not thread-safe: the training thread drives it.
+ * whose backward each parameter's gradient is final (the first stage that uses it), whether this
+ * step's buckets were launched already, and whether a backward pass failed part way. Not
+ * thread-safe: the training thread drives it.
  */
 final class StagedReductions {
 
     private final StagedPass pass;
     private final int[] readyStage;
     private boolean launched;
+    private boolean failed; // a backward pass failed part way: the gradients hold part of it
 
     private StagedReductions(StagedPass pass, int[] readyStage) {
         this.pass = pass;
@@ -77,9 +79,17 @@ final class StagedReductions {
      *
      * @param input the model's inputs
      * @return the outputs
-     * @throws IllegalStateException after a synced backward pass not yet followed by a step
+     * @throws IllegalStateException after a synced backward pass not yet followed by a step, or
+     *     after a backward pass that failed, until the gradients are zeroed
      */
     NDList forward(NDList input) {
+        if (failed) {
+            pass.abandon();
+            throw new IllegalStateException(
+                    "forward: the last backward pass failed part way, and the gradients hold part"
+                            + " of it (expected: zeroGradients() on a gradient collector of this"
+                            + " trainer before the next training pass)");
+        }
         if (launched) {
             pass.abandon();
             throw new IllegalStateException(
@@ -94,30 +104,70 @@ final class StagedReductions {
      * Runs the staged backward pass; with {@code reducer} set, starts the step's reduction and
      * launches each bucket as soon as its gradients are final.
      *
+     * <p>Should the pass fail part way, the step's reduction is dropped ({@link Reducer#discard}:
+     * no further bucket is sent, and this blocks until those sent are over, at most about the
+     * group's timeout), and the next forward pass and step are refused until {@link #resetFailure}.
+     * A rank whose pass fails while its peers' do not leaves them to fail at the group's timeout in
+     * the buckets it never sends, as PyTorch's DDP does.
+     *
      * @param loss the loss
      * @param reducer the reducer, or null when this pass does not synchronize (noSync, one rank)
      * @param source the gradients, for the reducer
      * @param update the optimizer's update, for the reducer
+     * @throws IllegalStateException if no training forward pass is pending (nothing is started
+     *     then)
      */
     void backward(
             NDArray loss, Reducer reducer, Reducer.GradientSource source, Reducer.Consumer update) {
+        pass.checkPending();
         if (reducer != null) {
             reducer.begin(source, null, false, update);
             launched = true;
         }
         boolean[] ready = new boolean[readyStage.length];
-        pass.backward(
-                loss,
-                k -> {
-                    for (int p = 0; p < readyStage.length; p++) {
-                        if (readyStage[p] == k) {
-                            ready[p] = true;
+        try {
+            pass.backward(
+                    loss,
+                    k -> {
+                        for (int p = 0; p < readyStage.length; p++) {
+                            if (readyStage[p] == k) {
+                                ready[p] = true;
+                            }
                         }
-                    }
-                    if (reducer != null) {
-                        reducer.launchReady(ready);
-                    }
-                });
+                        if (reducer != null) {
+                            reducer.launchReady(ready);
+                        }
+                    });
+        } catch (RuntimeException | Error e) {
+            // The stages done before the failure added to the gradients, and their buckets may be
+            // on the wire: a step now would apply part of a pass.
+            failed = true;
+            if (launched) {
+                launched = false;
+                reducer.discard();
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Refuses a step after a backward pass that failed part way.
+     *
+     * @throws IllegalStateException if the last backward pass failed and the gradients were not
+     *     zeroed since
+     */
+    void checkNotFailed() {
+        if (failed) {
+            throw new IllegalStateException(
+                    "step: the last backward pass failed part way, and the gradients hold part of"
+                            + " it (expected: zeroGradients() on a gradient collector of this"
+                            + " trainer before the next step)");
+        }
+    }
+
+    /** Forgets a failed backward pass: its gradients were zeroed. */
+    void resetFailure() {
+        failed = false;
     }
 
     /**

@@ -18,20 +18,29 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.djl.Model;
+import ai.djl.engine.EngineException;
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.NDManager;
+import ai.djl.nn.Activation;
 import ai.djl.nn.Block;
+import ai.djl.nn.SequentialBlock;
+import ai.djl.nn.core.Linear;
+import ai.djl.training.GradientCollector;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * DDP with the staged backward pass ({@code optStagedBackward}): its reductions start during the
  * backward pass, and the parameters after K steps are bit for bit those of DDP without it, with
  * small buckets (several per step) and with gradient accumulation under {@code noSync()}; a second
- * backward pass outside {@code noSync()} is refused.
+ * backward pass outside {@code noSync()} is refused, and so is a step after a backward pass that
+ * failed part way, until the gradients are zeroed.
  */
 @Timeout(120)
 class StagedBackwardDdpTest {
@@ -167,5 +176,128 @@ class StagedBackwardDdpTest {
                                             }
                                         }));
         assertTrue(e.getMessage().startsWith("stagedBackward with overlapWithForward true"));
+    }
+
+    /**
+     * A staged backward pass that fails part way, on every rank, after its first bucket was sent:
+     * the next forward pass and step are refused naming the failure, and once the gradients are
+     * zeroed the retried step gives the parameters of a run that never failed (DDP without the
+     * staged backward), bit for bit: nothing of the failed pass was applied, and the ranks stayed
+     * in step.
+     */
+    @Test
+    void aBackwardPassThatFailsPartWayIsRefusedUntilTheGradientsAreZeroed() throws Exception {
+        int failing = 1;
+        List<Map<String, float[]>> reference = trainFaultyMlp(false, -1);
+        List<Map<String, float[]>> recovered = trainFaultyMlp(true, failing);
+        for (int r = 0; r < 2; r++) {
+            Fixture.assertSame(reference.get(r), recovered.get(r));
+        }
+    }
+
+    /**
+     * Trains {@link #faultyMlp} for 3 steps; with {@code staged}, the backward pass of step {@code
+     * failing} first fails, and the step is retried once the gradients are zeroed.
+     */
+    private static List<Map<String, float[]>> trainFaultyMlp(boolean staged, int failing)
+            throws Exception {
+        return Ranks.run(
+                2,
+                (group, manager) -> {
+                    AtomicBoolean fail = new AtomicBoolean();
+                    try (Model model = Model.newInstance("ddp")) {
+                        Block block = faultyMlp(fail);
+                        block.setInitializer(Fixture.deterministic(), p -> true);
+                        model.setBlock(block);
+                        try (DistributedDataParallel t =
+                                Fixture.ddp(
+                                        model,
+                                        group,
+                                        Fixture::adamW,
+                                        DistributedDataParallel.builder()
+                                                .optFirstBucketBytes(256)
+                                                .optBucketCapBytes(1024)
+                                                .optStagedBackward(staged),
+                                        BATCH)) {
+                            for (int s = 0; s < 3; s++) {
+                                try (NDManager m = manager.newSubManager()) {
+                                    NDList[] batch = Fixture.batch(m, s, group.getRank(), BATCH);
+                                    if (s == failing) {
+                                        failPartWay(t, batch, fail);
+                                    }
+                                    if (staged) {
+                                        backwardUnlocked(t, batch);
+                                    } else {
+                                        Fixture.backward(t, batch);
+                                    }
+                                    t.step();
+                                }
+                            }
+                            return Fixture.snapshot(model.getBlock());
+                        }
+                    }
+                });
+    }
+
+    /** One failed backward pass, the refusals that follow it, and the zeroing that ends them. */
+    private static void failPartWay(DistributedDataParallel t, NDList[] batch, AtomicBoolean fail) {
+        fail.set(true);
+        EngineException failure =
+                assertThrows(EngineException.class, () -> backwardUnlocked(t, batch));
+        assertTrue(failure.getMessage().contains("inplace operation"), failure.getMessage());
+        fail.set(false);
+        IllegalStateException forward =
+                assertThrows(IllegalStateException.class, () -> backwardUnlocked(t, batch));
+        assertEquals(
+                "forward: the last backward pass failed part way, and the gradients hold part of"
+                        + " it (expected: zeroGradients() on a gradient collector of this trainer"
+                        + " before the next training pass)",
+                forward.getMessage());
+        IllegalStateException step = assertThrows(IllegalStateException.class, t::step);
+        assertEquals(
+                "step: the last backward pass failed part way, and the gradients hold part of it"
+                        + " (expected: zeroGradients() on a gradient collector of this trainer"
+                        + " before the next step)",
+                step.getMessage());
+        try (GradientCollector gc = t.newGradientCollector()) {
+            gc.zeroGradients();
+        }
+    }
+
+    /**
+     * Forward and backward without {@link Ranks#BACKWARD}: a staged trainer's collector is DDP's
+     * own, not DJL's one-per-JVM collector, and a failing pass waits for the buckets it sent, which
+     * the other rank sends from its own backward pass.
+     */
+    private static void backwardUnlocked(DistributedDataParallel t, NDList[] batch) {
+        try (GradientCollector gc = t.newGradientCollector()) {
+            NDList pred = t.forward(batch[0]);
+            gc.backward(t.getLoss().evaluate(batch[1], pred));
+        }
+    }
+
+    /**
+     * The test MLP with a stage before its second layer that passes its input on, or, while {@code
+     * fail} is set, computes {@code exp} and then writes over the result that exp's backward needs:
+     * the backward pass then fails in that stage, once the later layers' gradients are final and
+     * the first bucket (the last two layers' parameters, as PyTorch's initial buckets put them) is
+     * on the wire.
+     */
+    private static Block faultyMlp(AtomicBoolean fail) {
+        return new SequentialBlock()
+                .add(Linear.builder().setUnits(32).build())
+                .add(Activation::relu)
+                .add(
+                        x -> {
+                            if (!fail.get()) {
+                                return x;
+                            }
+                            NDArray y = x.head().exp();
+                            y.addi(0f);
+                            return new NDList(y);
+                        })
+                .add(Linear.builder().setUnits(16).build())
+                .add(Activation::relu)
+                .add(Linear.builder().setUnits(Fixture.CLASSES).build());
     }
 }

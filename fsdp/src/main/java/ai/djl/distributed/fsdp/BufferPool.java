@@ -79,6 +79,12 @@ final class BufferPool implements AutoCloseable {
         return emptied.size();
     }
 
+    /** Whether this very array is held for reuse (tests read it). */
+    boolean holds(NDArray array) {
+        ArrayDeque<NDArray> q = free.get(array.size());
+        return q != null && q.stream().anyMatch(a -> a == array);
+    }
+
     /** Frees every array, given back or not. */
     @Override
     public void close() {

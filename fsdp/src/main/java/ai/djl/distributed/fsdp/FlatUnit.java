@@ -127,29 +127,35 @@ final class FlatUnit implements AutoCloseable {
         total = n;
         chunk = (n + s - 1) / s;
         owner = parent.newSubManager();
-        shard = owner.zeros(new Shape(chunk), DataType.FLOAT32);
-        grad = owner.zeros(new Shape(chunk), DataType.FLOAT32);
-        zero = owner.zeros(new Shape(), DataType.FLOAT32);
-        localSlices = new NDArray[shapes.length];
-        long lo = (shardGroup == null ? 0 : shardGroup.getRank()) * chunk;
-        for (int i = 0; i < shapes.length; i++) {
-            long a = Math.max(offsets[i], lo);
-            long b = Math.min(offsets[i] + shapes[i].size(), lo + chunk);
-            if (a < b) {
-                // From a detached value, without recording: a parameter takes gradients, and an
-                // in-place copy from it recorded in grad mode would give the shard autograd history
-                // that keeps the full parameter alive.
-                NDIndex from = new NDIndex((a - offsets[i]) + ":" + (b - offsets[i]));
-                NDIndex to = new NDIndex((a - lo) + ":" + (b - lo));
-                try (NDArray detached = values.get(i).stopGradient();
-                        NDArray flat = detached.reshape(-1);
-                        NDArray part = flat.get(from)) {
-                    withoutGrad(() -> shard.set(to, part));
+        try {
+            shard = owner.zeros(new Shape(chunk), DataType.FLOAT32);
+            grad = owner.zeros(new Shape(chunk), DataType.FLOAT32);
+            zero = owner.zeros(new Shape(), DataType.FLOAT32);
+            localSlices = new NDArray[shapes.length];
+            long lo = (shardGroup == null ? 0 : shardGroup.getRank()) * chunk;
+            for (int i = 0; i < shapes.length; i++) {
+                long a = Math.max(offsets[i], lo);
+                long b = Math.min(offsets[i] + shapes[i].size(), lo + chunk);
+                if (a < b) {
+                    // From a detached value, without recording: a parameter takes gradients, and
+                    // an in-place copy from it recorded in grad mode would give the shard autograd
+                    // history that keeps the full parameter alive.
+                    NDIndex from = new NDIndex((a - offsets[i]) + ":" + (b - offsets[i]));
+                    NDIndex to = new NDIndex((a - lo) + ":" + (b - lo));
+                    try (NDArray detached = values.get(i).stopGradient();
+                            NDArray flat = detached.reshape(-1);
+                            NDArray part = flat.get(from)) {
+                        withoutGrad(() -> shard.set(to, part));
+                    }
+                    localSlices[i] = shard.get(new NDIndex((a - lo) + ":" + (b - lo)));
+                } else {
+                    localSlices[i] = shard.get(new NDIndex("0:0"));
                 }
-                localSlices[i] = shard.get(new NDIndex((a - lo) + ":" + (b - lo)));
-            } else {
-                localSlices[i] = shard.get(new NDIndex("0:0"));
             }
+        } catch (RuntimeException | Error e) {
+            // Nothing of a unit that could not be built outlives it (a shard too large, say).
+            owner.close();
+            throw e;
         }
     }
 
@@ -418,32 +424,54 @@ final class FlatUnit implements AutoCloseable {
         }
     }
 
-    /** Waits for this unit's reductions and adds their average to the shard's gradient. */
+    /**
+     * Waits for this unit's reductions and adds their average to the shard's gradient. As in {@link
+     * #discardReductions}, a reduction whose wait fails goes back to the pool only if its
+     * collectives have completed; one still running stays out of it, freed when the trainer closes.
+     */
     void finishReductions() {
         while (!pending.isEmpty()) {
             Pending p = pending.poll();
+            Work replicas = null;
+            boolean done = false;
             try {
                 if (p.scatter() != null) {
                     p.scatter().waitFor();
                     if (replicaGroup != null && replicaGroup.getSize() > 1) {
-                        replicaGroup.allReduce(p.out(), ReduceOp.SUM);
+                        // Async with its work kept, not the blocking call: a wait that fails
+                        // then still tells whether the all-reduce writes the buffer.
+                        replicas = replicaGroup.allReduceAsync(p.out(), ReduceOp.SUM);
+                        replicas.waitFor();
                     }
                 }
                 if (p.allReduce() != null) {
                     p.allReduce().waitFor();
                 }
+                done = true;
                 if (worldSize > 1) {
                     p.out().divi(worldSize);
                 }
                 grad.addi(p.out());
             } finally {
                 p.flat().close();
-                pool.give(p.packed());
-                if (p.out() != p.packed()) {
-                    pool.give(p.out());
+                if (done || ended(p.scatter(), replicas, p.allReduce())) {
+                    pool.give(p.packed());
+                    if (p.out() != p.packed()) {
+                        pool.give(p.out());
+                    }
                 }
             }
         }
+    }
+
+    // Whether none of the collectives (null: not started) still reads or writes its arrays.
+    private static boolean ended(Work... works) {
+        for (Work w : works) {
+            if (w != null && !w.isCompleted()) {
+                return false;
+            }
+        }
+        return true;
     }
 
     boolean hasPendingReductions() {

@@ -115,7 +115,9 @@ public final class FsdpCheckpoint {
     /**
      * Writes a full checkpoint through a writer (such as {@code m -> GptCheckpoint.save(dir, m,
      * tokenizer)}): the parameters are gathered one unit at a time, rank 0 keeps a copy of each,
-     * installs them in the model's parameters, runs the writer and puts the shards back.
+     * installs them in the model's parameters, runs the writer and puts the shards back. The copies
+     * stay on the trainer's device, not moved to the CPU, since a writer may run the model (a
+     * sample from it, say). If rank 0 fails to copy, the other ranks still finish the gathers.
      *
      * @param fsdp the trainer
      * @param writer runs on rank 0 only

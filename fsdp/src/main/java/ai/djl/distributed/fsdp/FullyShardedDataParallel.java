@@ -307,22 +307,45 @@ public final class FullyShardedDataParallel extends Trainer {
      * on every rank: what full checkpoints and comparisons read. A collective over the shard group;
      * only one unit is gathered at a time.
      *
+     * <p>If the consumer throws, it is not called again, but every remaining unit is still gathered
+     * and released, so that the other ranks' gathers are matched; then its exception is rethrown.
+     *
      * @param consumer receives each parameter's name and full value; the array is valid only during
      *     the call (copy what must outlive it)
      */
     public void forEachFullParameter(BiConsumer<String, NDArray> consumer) {
         shard();
         staged.abandon();
+        Throwable failure = null;
         for (FlatUnit u : units) {
             try {
-                u.gather();
-                List<String> names = u.spec().names();
-                for (int i = 0; i < names.size(); i++) {
-                    consumer.accept(names.get(i), u.view(i, false));
+                try {
+                    u.gather();
+                    List<String> names = u.spec().names();
+                    for (int i = 0; failure == null && i < names.size(); i++) {
+                        NDArray value = u.view(i, false);
+                        try {
+                            consumer.accept(names.get(i), value);
+                        } catch (RuntimeException | Error e) {
+                            failure = e;
+                        }
+                    }
+                } finally {
+                    u.release();
                 }
-            } finally {
-                u.release();
+            } catch (RuntimeException | Error e) {
+                // A collective failing after the consumer did: the consumer's failure comes first.
+                if (failure == null) {
+                    throw e;
+                }
+                failure.addSuppressed(e);
+                break;
             }
+        }
+        if (failure instanceof RuntimeException e) {
+            throw e;
+        } else if (failure != null) {
+            throw (Error) failure;
         }
     }
 
@@ -543,23 +566,13 @@ public final class FullyShardedDataParallel extends Trainer {
             }
         }
         ModelSync.broadcast(group, all);
-        List<FlatUnit> list = new ArrayList<>();
-        for (UnitLayout.Unit spec : l.units()) {
-            List<NDArray> values = new ArrayList<>();
-            spec.parameters().forEach(p -> values.add(p.getArray()));
-            FlatUnit u =
-                    new FlatUnit(
-                            list.size(),
-                            spec,
-                            values,
-                            getManager(),
-                            pool,
-                            slice,
-                            shardGroup,
-                            replicaGroup);
-            list.add(u);
-            for (int i = 0; i < spec.parameters().size(); i++) {
-                ParameterArrays.replace(spec.parameters().get(i), u.localSlice(i));
+        List<FlatUnit> list = buildUnits(l);
+        // Only once every unit is built: a failure before leaves every parameter whole, and a
+        // retry lays out full parameters again, not the shards of some.
+        for (FlatUnit u : list) {
+            List<Parameter> params = u.spec().parameters();
+            for (int i = 0; i < params.size(); i++) {
+                ParameterArrays.replace(params.get(i), u.localSlice(i));
             }
         }
         units = Collections.unmodifiableList(list);
@@ -576,6 +589,35 @@ public final class FullyShardedDataParallel extends Trainer {
                         checkpointing,
                         reshardInPlace(),
                         seedBase);
+    }
+
+    /** Shards every unit's parameter values; closes the units built so far if one fails. */
+    private List<FlatUnit> buildUnits(UnitLayout l) {
+        List<FlatUnit> list = new ArrayList<>();
+        try {
+            for (UnitLayout.Unit spec : l.units()) {
+                List<NDArray> values = new ArrayList<>();
+                spec.parameters().forEach(p -> values.add(p.getArray()));
+                list.add(
+                        new FlatUnit(
+                                list.size(),
+                                spec,
+                                values,
+                                getManager(),
+                                pool,
+                                slice,
+                                shardGroup,
+                                replicaGroup));
+            }
+        } catch (RuntimeException | Error e) {
+            try {
+                closeAll(list);
+            } catch (RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+        return list;
     }
 
     /**
@@ -676,7 +718,8 @@ public final class FullyShardedDataParallel extends Trainer {
 
         /**
          * Sets the mesh for {@link ShardingStrategy#HYBRID_SHARD}: parameters are sharded across
-         * dimension 1 (a row) and replicated across dimension 0.
+         * dimension 1 (a row) and replicated across dimension 0. Only that strategy takes one:
+         * {@link #build()} refuses a mesh with any other.
          *
          * @param mesh the mesh over the process group's ranks; not closed by the trainer
          * @return this builder
@@ -732,8 +775,9 @@ public final class FullyShardedDataParallel extends Trainer {
             if (strategy == null) {
                 throw new IllegalArgumentException("strategy: null (expected: a ShardingStrategy)");
             }
+            Device d = prepare(); // first: it checks that the group is set
+            int[] shape = mesh == null ? null : mesh.getShape();
             if (strategy == ShardingStrategy.HYBRID_SHARD) {
-                int[] shape = mesh == null ? null : mesh.getShape();
                 if (shape == null || shape[0] * shape[1] != group.getSize()) {
                     throw new IllegalArgumentException(
                             "deviceMesh: "
@@ -742,8 +786,19 @@ public final class FullyShardedDataParallel extends Trainer {
                                     + group.getSize()
                                     + " ranks of the process group)");
                 }
+            } else if (shape != null) {
+                // Refused rather than ignored: the other strategies run over the process group
+                // alone, so whoever set a mesh would not get the layout they asked for.
+                throw new IllegalArgumentException(
+                        "deviceMesh: "
+                                + shape[0]
+                                + " x "
+                                + shape[1]
+                                + " with "
+                                + strategy
+                                + " (expected: no mesh; only HYBRID_SHARD uses one, the other"
+                                + " strategies run over the process group)");
             }
-            Device d = prepare();
             Device modelDevice = model.getNDManager().getDevice();
             if (!modelDevice.equals(d)) {
                 // FSDP shards the model's own arrays in place: they must be where it trains.

@@ -20,10 +20,12 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeSet;
 
 /**
@@ -75,19 +77,32 @@ final class UnitLayout {
      * @param policy the wrap policy
      * @param trainable the parameters that take gradients, by name, in definition order
      * @return the layout
-     * @throws IllegalArgumentException if a trainable parameter belongs to no stage, or the policy
-     *     gives a group per stage of the wrong length
+     * @throws IllegalArgumentException if a trainable parameter belongs to no stage, the policy
+     *     gives no groups, groups of the wrong length or a group below -1, or two units would have
+     *     one name (two stages of one name, or a stage named {@code root} in a group of its own)
      */
     static UnitLayout of(
             List<Stage> stages, WrapPolicy policy, LinkedHashMap<String, Parameter> trainable) {
         int[] groups = policy.assign(stages);
-        if (groups.length != stages.size()) {
+        if (groups == null || groups.length != stages.size()) {
             throw new IllegalArgumentException(
                     "wrap policy: "
-                            + groups.length
-                            + " groups (expected: one per stage, "
+                            + (groups == null ? "null" : groups.length + " groups")
+                            + " (expected: one group per stage, "
                             + stages.size()
                             + ")");
+        }
+        for (int k = 0; k < groups.length; k++) {
+            // Every negative group would be named root: two of them, two units sharing the root's
+            // optimizer state.
+            if (groups[k] < -1) {
+                throw new IllegalArgumentException(
+                        "wrap policy: stage "
+                                + stages.get(k).getName()
+                                + " in group "
+                                + groups[k]
+                                + " (expected: -1 for the root unit, or a group >= 0)");
+            }
         }
         Map<Parameter, TreeSet<Integer>> usedBy = new IdentityHashMap<>();
         for (int k = 0; k < stages.size(); k++) {
@@ -139,6 +154,17 @@ final class UnitLayout {
                             List.copyOf(e.getValue()),
                             first,
                             last));
+        }
+        // A unit's name keys its optimizer state and its part of a sharded checkpoint.
+        Set<String> names = new HashSet<>();
+        for (Unit u : units) {
+            if (!names.add(u.name())) {
+                throw new IllegalArgumentException(
+                        "wrap policy: two units named "
+                                + u.name()
+                                + " (expected: unique unit names: stages of distinct names, and"
+                                + " root only for the root unit)");
+            }
         }
         // Gathering order: by first use; the root first among units first used by one stage.
         units.sort(

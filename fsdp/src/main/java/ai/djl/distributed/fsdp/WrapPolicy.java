@@ -32,7 +32,8 @@ public interface WrapPolicy {
 
     /**
      * Groups the stages: {@code result[k]} is the group of stage {@code k} (stages of one group
-     * form one unit), or -1 when the stage belongs to the root unit.
+     * form one unit, named after them), or -1 when the stage belongs to the root unit. FSDP refuses
+     * a null result, one of another length, and groups below -1.
      *
      * @param stages the model's stages, in order
      * @return one group per stage

@@ -13,6 +13,7 @@
  */
 package ai.djl.distributed.fsdp;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -21,6 +22,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import ai.djl.Model;
 import ai.djl.distributed.parallel.DistributedSampler;
 import ai.djl.distributed.parallel.OptimizerState;
+import ai.djl.distributed.pg.DeviceMesh;
+import ai.djl.distributed.testing.MultiRank;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.NDManager;
@@ -29,11 +32,13 @@ import ai.djl.ndarray.types.Shape;
 import ai.djl.nn.Block;
 import ai.djl.nn.ParallelBlock;
 import ai.djl.nn.Parameter;
+import ai.djl.nn.SequentialBlock;
 import ai.djl.nn.core.Linear;
 import ai.djl.training.EasyTrain;
 import ai.djl.training.Trainer;
 import ai.djl.training.TrainingResult;
 import ai.djl.training.dataset.ArrayDataset;
+import ai.djl.training.initializer.Initializer;
 import ai.djl.training.listener.EvaluatorTrainingListener;
 import ai.djl.training.loss.Loss;
 import ai.djl.training.optimizer.Optimizer;
@@ -42,6 +47,7 @@ import ai.djl.util.Pair;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -328,6 +334,164 @@ class FsdpTrainerTest {
                                             }
                                         }));
         assertTrue(e.getMessage().contains("deviceMesh: none"), e.getMessage());
+    }
+
+    /**
+     * The builder checks that the group is set before it reads it, and refuses a mesh that the
+     * strategy would not use.
+     */
+    @Test
+    void refusesAMissingGroupAndAMeshItWouldIgnore() throws Exception {
+        try (Model model = Fixture.gptModel(0)) {
+            IllegalArgumentException e =
+                    assertThrows(
+                            IllegalArgumentException.class,
+                            () ->
+                                    FullyShardedDataParallel.builder()
+                                            .setModel(model)
+                                            .setTrainingConfig(Fixture.config(Fixture.adamW()))
+                                            .optStrategy(ShardingStrategy.HYBRID_SHARD)
+                                            .build());
+            assertTrue(e.getMessage().contains("processGroup"), e.getMessage());
+        }
+        List<String> messages =
+                Fixture.ranks(
+                        2,
+                        (group, manager) -> {
+                            try (DeviceMesh mesh = DeviceMesh.create(group, 1, 2);
+                                    Model model = Fixture.gptModel(0)) {
+                                IllegalArgumentException e =
+                                        assertThrows(
+                                                IllegalArgumentException.class,
+                                                () ->
+                                                        Fixture.fsdp(
+                                                                model,
+                                                                group,
+                                                                FullyShardedDataParallel.builder()
+                                                                        .optStrategy(
+                                                                                ShardingStrategy
+                                                                                        .FULL_SHARD)
+                                                                        .optDeviceMesh(mesh)));
+                                return e.getMessage();
+                            }
+                        });
+        for (String m : messages) {
+            assertTrue(m.startsWith("deviceMesh: 1 x 2"), m);
+            assertTrue(m.contains("FULL_SHARD"), m);
+        }
+    }
+
+    /**
+     * A consumer of {@code forEachFullParameter} that throws on rank 0 does not leave rank 1
+     * waiting in the next unit's gather: rank 0 gathers the remaining units without calling the
+     * consumer again and then throws the consumer's failure, rank 1 receives every parameter, and
+     * both go on to gather again, in step, the model's initial values.
+     */
+    @Test
+    void aConsumerFailingOnOneRankLeavesTheOthersInStep() throws Exception {
+        Map<String, float[]> expected;
+        try (Model model = Fixture.gptModel(0)) {
+            expected = Fixture.snapshot(model.getBlock());
+        }
+        // A short group timeout: a rank left waiting fails in seconds rather than minutes.
+        List<Map<String, float[]>> runs =
+                MultiRank.run(
+                        2,
+                        Duration.ofSeconds(10),
+                        (group, manager) -> {
+                            try (Model model = Fixture.gptModel(0);
+                                    FullyShardedDataParallel t =
+                                            Fixture.fsdp(
+                                                    model,
+                                                    group,
+                                                    FullyShardedDataParallel.builder())) {
+                                Map<String, float[]> first = new LinkedHashMap<>();
+                                if (group.getRank() == 0) {
+                                    IllegalStateException e =
+                                            assertThrows(
+                                                    IllegalStateException.class,
+                                                    () ->
+                                                            t.forEachFullParameter(
+                                                                    (n, a) -> {
+                                                                        first.put(
+                                                                                n,
+                                                                                a.toFloatArray());
+                                                                        throw new IllegalStateException(
+                                                                                "consumer fails");
+                                                                    }));
+                                    assertEquals("consumer fails", e.getMessage());
+                                    assertEquals(1, first.size(), "calls after the failure");
+                                } else {
+                                    t.forEachFullParameter(
+                                            (n, a) -> first.put(n, a.toFloatArray()));
+                                    assertEquals(expected.keySet(), first.keySet());
+                                }
+                                Map<String, float[]> again = new LinkedHashMap<>();
+                                t.forEachFullParameter((n, a) -> again.put(n, a.toFloatArray()));
+                                return again;
+                            }
+                        });
+        for (Map<String, float[]> run : runs) {
+            assertEquals(expected.keySet(), run.keySet());
+            for (String name : expected.keySet()) {
+                assertArrayEquals(expected.get(name), run.get(name), name);
+            }
+        }
+    }
+
+    /**
+     * A unit that cannot be built (its shard too large to allocate: a parameter that is a broadcast
+     * view of one element, 2^48 elements that take no memory until copied) leaves every parameter
+     * whole: the units built before it are not swapped in, so the parameters keep their full shapes
+     * and values, and a second attempt fails alike rather than sharding shards.
+     */
+    @Test
+    void aUnitThatCannotBeBuiltLeavesTheParametersWhole() throws Exception {
+        Initializer init =
+                (m, shape, type) ->
+                        shape.size() <= 1024
+                                ? Fixture.deterministic().initialize(m, shape, type)
+                                : m.zeros(new Shape(1), type).broadcast(shape);
+        Fixture.ranks(
+                1,
+                (group, manager) -> {
+                    Block block =
+                            new SequentialBlock()
+                                    .add(Linear.builder().setUnits(4).build())
+                                    .add(Linear.builder().setUnits(1L << 46).build());
+                    block.setInitializer(init, p -> true);
+                    try (Model model = Model.newInstance("huge")) {
+                        model.setBlock(block);
+                        try (FullyShardedDataParallel t =
+                                Fixture.fsdp(model, group, FullyShardedDataParallel.builder())) {
+                            Shape input = new Shape(1, 2);
+                            assertThrows(RuntimeException.class, () -> t.initialize(input));
+                            assertThrows(RuntimeException.class, t::isStaged);
+                            Parameter weight =
+                                    block.getChildren()
+                                            .get(0)
+                                            .getValue()
+                                            .getParameters()
+                                            .get("weight");
+                            Parameter bias =
+                                    block.getChildren()
+                                            .get(0)
+                                            .getValue()
+                                            .getParameters()
+                                            .get("bias");
+                            assertEquals(new Shape(4, 2), weight.getArray().getShape());
+                            assertEquals(new Shape(4), bias.getArray().getShape());
+                            try (NDManager m = NDManager.newBaseManager()) {
+                                assertArrayEquals(
+                                        init.initialize(m, new Shape(4, 2), DataType.FLOAT32)
+                                                .toFloatArray(),
+                                        weight.getArray().toFloatArray());
+                            }
+                            assertTrue(t.getUnitNames().isEmpty(), "units after the failure");
+                        }
+                    }
+                    return null;
+                });
     }
 
     /** Ranks whose units differ are refused, on every rank, before the first step. */

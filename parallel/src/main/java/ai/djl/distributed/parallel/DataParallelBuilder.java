@@ -106,7 +106,8 @@ public abstract class DataParallelBuilder<B extends DataParallelBuilder<B>> {
      * {@code model.newTrainer(config)} does.
      *
      * @return the device to train on
-     * @throws IllegalArgumentException naming what is missing
+     * @throws IllegalArgumentException naming what is missing, or if the configuration lists no
+     *     device, or several and {@code LOCAL_RANK} is not an index into them
      */
     protected Device prepare() {
         if (model == null || config == null || group == null) {
@@ -137,11 +138,40 @@ public abstract class DataParallelBuilder<B extends DataParallelBuilder<B>> {
         if (device != null) {
             return device;
         }
-        Device[] devices = config.getDevices();
+        return localDevice(config.getDevices(), DistributedEnv.fromProcess());
+    }
+
+    /**
+     * Returns the device of a configuration's list that a worker with the given environment trains
+     * on: the only one, or with several the one at {@code LOCAL_RANK} (0 when unset), as {@code
+     * Distributed.localDevice()} picks a GPU.
+     *
+     * @param devices the configuration's devices
+     * @param env the worker's environment
+     * @return the device
+     * @throws IllegalArgumentException if the list is empty, or {@code LOCAL_RANK} is not an index
+     *     into it
+     */
+    static Device localDevice(Device[] devices, DistributedEnv env) {
+        if (devices.length == 0) {
+            throw new IllegalArgumentException(
+                    "trainingConfig devices: none (expected: at least one, or optDevice)");
+        }
         if (devices.length == 1) {
             return devices[0];
         }
-        int local = DistributedEnv.fromProcess().getInt("LOCAL_RANK").orElse(0);
-        return devices[local % devices.length];
+        int local = env.getInt("LOCAL_RANK").orElse(0);
+        if (local < 0 || local >= devices.length) {
+            // Wrapping around would put two ranks on one device, and each would train twice as
+            // slowly without saying why.
+            throw new IllegalArgumentException(
+                    "LOCAL_RANK="
+                            + local
+                            + " (expected: 0 <= LOCAL_RANK < "
+                            + devices.length
+                            + ", the training configuration's devices; one worker per device, or"
+                            + " optDevice)");
+        }
+        return devices[local];
     }
 }

@@ -106,7 +106,8 @@ public final class OptimizerState {
      * @param manager owns the decoded arrays until {@link Staged#apply} takes them
      * @param device the trainer's device
      * @return the state, to apply once everything else has been checked too
-     * @throws IOException if the stream ends early
+     * @throws IOException if the stream ends early, or an array's length is negative or more than
+     *     the stream holds
      * @throws IllegalStateException if the state was written by another optimizer class or names a
      *     parameter not in {@code idByName}
      */
@@ -153,14 +154,45 @@ public final class OptimizerState {
             }
             Map<String, NDArray> arrays = new HashMap<>();
             for (int i = in.readInt(); i > 0; i--) {
-                String id = id(idByName, in.readUTF());
-                byte[] bytes = new byte[in.readInt()];
-                in.readFully(bytes);
+                String param = in.readUTF();
+                String id = id(idByName, param);
+                byte[] bytes = readBytes(in, "optimizer state " + name + " of " + param);
                 arrays.put(id, manager.decode(bytes));
             }
             states.put(f, arrays);
         }
         return new Staged(optimizer, device, numUpdate, counts, states);
+    }
+
+    /**
+     * Reads a byte array written as its length ({@code writeInt}) then its bytes, as {@link #write}
+     * writes each array. The length is checked before it is trusted: a corrupt file's length
+     * (negative, or a flipped bit asking for gigabytes) fails naming it, and memory is taken only
+     * for the bytes the stream really holds.
+     *
+     * @param in the stream, positioned at the length
+     * @param what names the array in errors
+     * @return the bytes
+     * @throws IOException if the length is negative or more than the stream holds, naming {@code
+     *     what} and the length
+     */
+    public static byte[] readBytes(DataInputStream in, String what) throws IOException {
+        int length = in.readInt();
+        if (length < 0) {
+            throw new IOException(what + ": length " + length + " (expected: 0 or more bytes)");
+        }
+        // readNBytes grows its buffer with what it reads, never to the length up front.
+        byte[] bytes = in.readNBytes(length);
+        if (bytes.length != length) {
+            throw new IOException(
+                    what
+                            + ": length "
+                            + length
+                            + " (expected: at most the "
+                            + bytes.length
+                            + " bytes left)");
+        }
+        return bytes;
     }
 
     /**
