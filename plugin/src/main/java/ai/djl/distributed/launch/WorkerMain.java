@@ -127,7 +127,9 @@ public final class WorkerMain {
 
     private static void watch(ProcessHandle agent, String pid) {
         try {
-            while (agent != null && agent.isAlive()) {
+            // Not isAlive(): a launcher killed and not yet reaped by its parent is a zombie,
+            // which Java counts as alive, and its workers would run on for as long.
+            while (agent != null && ProcessGroups.running(agent)) {
                 Thread.sleep(POLL_MILLIS);
             }
         } catch (InterruptedException e) {
