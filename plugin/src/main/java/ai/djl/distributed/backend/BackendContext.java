@@ -31,7 +31,7 @@ import java.util.TreeSet;
  * @param rank this process's rank in the group
  * @param size the group's size
  * @param deviceType the DJL device type the backend serves ({@code "cpu"}, {@code "gpu"})
- * @param timeout the bound of every blocking step, setup included
+ * @param timeout the bound of every blocking step, setup included (at most {@link Waits#LONGEST})
  * @param options the options the user gave this backend by name (e.g. {@code transport=shm})
  */
 public record BackendContext(
@@ -68,6 +68,7 @@ public record BackendContext(
         if (timeout == null || timeout.isNegative() || timeout.isZero()) {
             throw new IllegalArgumentException("timeout: " + timeout + " (expected: > 0)");
         }
+        timeout = Waits.capped(timeout);
         options = Map.copyOf(options == null ? Map.of() : options);
     }
 

@@ -108,9 +108,14 @@ public final class FutureWork implements Work {
     /** {@inheritDoc} */
     @Override
     public void waitFor(Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
+        if (timeout == null || timeout.isNegative()) {
+            throw new IllegalArgumentException(
+                    "timeout: " + timeout + " (expected: a duration >= 0)");
+        }
+        long nanos = Waits.capped(timeout).toNanos();
+        long deadline = System.nanoTime() + nanos;
         try {
-            future.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            future.get(nanos, TimeUnit.NANOSECONDS);
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             if (cause instanceof DistributedException de) {

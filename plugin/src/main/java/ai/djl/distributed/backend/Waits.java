@@ -13,6 +13,7 @@
  */
 package ai.djl.distributed.backend;
 
+import java.time.Duration;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -25,7 +26,24 @@ import java.util.concurrent.TimeoutException;
  */
 public final class Waits {
 
+    /**
+     * The longest timeout honoured as given, about 73 years: deadlines on {@link
+     * System#nanoTime()}'s clock computed from it, slack added, never overflow.
+     */
+    public static final Duration LONGEST = Duration.ofNanos(Long.MAX_VALUE / 4);
+
     private Waits() {}
+
+    /**
+     * Returns the timeout, or {@link #LONGEST} where it is longer: a timeout of centuries waits as
+     * one of decades does, and the arithmetic on it stays in range.
+     *
+     * @param timeout a timeout, not null
+     * @return the timeout, at most {@link #LONGEST}
+     */
+    public static Duration capped(Duration timeout) {
+        return timeout.compareTo(LONGEST) > 0 ? LONGEST : timeout;
+    }
 
     /**
      * Waits until {@code future} completes, in any way, or until {@code deadlineNanos}, ignoring

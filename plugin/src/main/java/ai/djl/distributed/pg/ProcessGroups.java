@@ -14,6 +14,7 @@
 package ai.djl.distributed.pg;
 
 import ai.djl.distributed.backend.BackendProvider;
+import ai.djl.distributed.backend.Waits;
 import ai.djl.distributed.rendezvous.DistributedEnv;
 import ai.djl.distributed.rendezvous.Rendezvous;
 import ai.djl.distributed.store.Store;
@@ -235,6 +236,8 @@ public final class ProcessGroups {
          */
         public ProcessGroup build() {
             Stores.checkTimeout(timeout);
+            // ChronoUnit.FOREVER and the like: every deadline derived from it must not overflow.
+            Duration bounded = Waits.capped(timeout);
             if (store != null && initMethod != null) {
                 throw new IllegalArgumentException(
                         "initMethod: '"
@@ -260,17 +263,17 @@ public final class ProcessGroups {
                             "rank: " + rank + " (expected: in [0, " + worldSize + "))");
                 }
                 return new GroupContext(store, false, settings, rank, worldSize)
-                        .createWorld(timeout);
+                        .createWorld(bounded);
             }
             Rendezvous.Result r =
                     Rendezvous.create(
                             initMethod == null ? Rendezvous.DEFAULT_INIT_METHOD : initMethod,
                             rank,
                             worldSize,
-                            timeout);
+                            bounded);
             try {
                 return new GroupContext(r.store(), true, settings, r.rank(), r.worldSize())
-                        .createWorld(timeout);
+                        .createWorld(bounded);
             } catch (RuntimeException | Error e) {
                 r.close();
                 throw e;

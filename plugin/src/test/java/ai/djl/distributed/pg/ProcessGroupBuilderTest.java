@@ -18,16 +18,25 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.djl.Device;
+import ai.djl.distributed.ReduceOp;
+import ai.djl.distributed.Work;
 import ai.djl.distributed.store.HashStore;
 import ai.djl.distributed.testing.MultiRank;
 import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDManager;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The world's builder: backend strings with device types, backend options (the CPU backend's
@@ -63,6 +72,60 @@ class ProcessGroupBuilderTest {
             String expected = transport.equals("auto") ? "auto (tcp and shm)" : transport;
             for (String d : described) {
                 assertTrue(d.contains("cpu -> cpu(transport=" + expected + ")"), d);
+            }
+        }
+    }
+
+    /**
+     * A timeout of "forever" (ChronoUnit.FOREVER, Long.MAX_VALUE seconds) works as a very long one,
+     * on every transport: no deadline derived from it overflows.
+     */
+    @Test
+    void aTimeoutOfForeverWorks() throws Exception {
+        Duration forever = ChronoUnit.FOREVER.getDuration();
+        for (String transport : List.of("tcp", "shm", "auto")) {
+            HashStore store = new HashStore();
+            ExecutorService ranks = Executors.newFixedThreadPool(2);
+            try {
+                List<Future<Float>> sums = new ArrayList<>();
+                for (int r = 0; r < 2; r++) {
+                    int rank = r;
+                    sums.add(
+                            ranks.submit(
+                                    () -> {
+                                        try (ProcessGroup g =
+                                                        ProcessGroups.builder()
+                                                                .setBackend("cpu")
+                                                                .optStore(store)
+                                                                .optRank(rank)
+                                                                .optWorldSize(2)
+                                                                .optTimeout(forever)
+                                                                .optBackendOption(
+                                                                        "cpu",
+                                                                        "transport",
+                                                                        transport)
+                                                                .build();
+                                                NDManager m = NDManager.newBaseManager()) {
+                                            NDArray a = m.create(new float[] {rank + 1f});
+                                            Work w = g.allReduceAsync(a, ReduceOp.SUM);
+                                            w.waitFor(Duration.ofSeconds(Long.MAX_VALUE));
+                                            assertThrows(
+                                                    IllegalArgumentException.class,
+                                                    () -> w.waitFor(null));
+                                            assertThrows(
+                                                    IllegalArgumentException.class,
+                                                    () -> w.waitFor(Duration.ofSeconds(-1)));
+                                            g.barrier();
+                                            return a.getFloat(0);
+                                        }
+                                    }));
+                }
+                for (Future<Float> sum : sums) {
+                    assertEquals(3f, sum.get(60, TimeUnit.SECONDS), transport);
+                }
+            } finally {
+                ranks.shutdownNow();
+                assertTrue(ranks.awaitTermination(30, TimeUnit.SECONDS));
             }
         }
     }

@@ -24,6 +24,7 @@ import static ai.djl.distributed.backend.cpu.transport.OpSignature.REDUCE_SCATTE
 import static ai.djl.distributed.backend.cpu.transport.OpSignature.SCATTER;
 
 import ai.djl.Device;
+import ai.djl.distributed.CommunicationException;
 import ai.djl.distributed.ReduceOp;
 import ai.djl.distributed.Work;
 import ai.djl.distributed.backend.Backend;
@@ -87,8 +88,28 @@ public final class CpuBackend implements Backend {
     public CpuBackend(Transport transport, Duration timeout, String transportName) {
         this.transportName = transportName;
         this.transport = transport;
-        this.manager = NDManager.newBaseManager(Device.cpu());
-        this.kernels = new TorchReductions(manager);
+        NDManager m = null;
+        try {
+            m = NDManager.newBaseManager(Device.cpu()); // fails where libtorch cannot load
+            this.kernels = new TorchReductions(m); // fails where the engine is not PyTorch
+        } catch (RuntimeException | Error e) {
+            // The transport is connected: its threads and sockets go, and the peers, whose groups
+            // formed, hear why now instead of at their first collective's deadline.
+            if (m != null) {
+                m.close();
+            }
+            transport.abort(
+                    new CommunicationException(
+                            "rank "
+                                    + transport.getRank()
+                                    + " could not start its CPU backend: "
+                                    + e,
+                            transport.getRank(),
+                            e));
+            transport.close();
+            throw e;
+        }
+        this.manager = m;
         this.runner = new CollectiveRunner(transport, timeout, kernels);
         this.p2p = new PointToPoint(transport, timeout);
     }
