@@ -157,6 +157,9 @@ record LaunchOptions(
         int defaultPort = nnodes > 1 ? DEFAULT_MULTI_NODE_PORT : 0;
         String prefix = v.string(LaunchOption.LOG_LINE_PREFIX_TEMPLATE, DEFAULT_PREFIX_TEMPLATE);
         String jvmOpts = v.string(LaunchOption.JVM_OPTS, "").trim();
+        Duration heartbeatTimeout = v.seconds(LaunchOption.HEARTBEAT_TIMEOUT, 30);
+        Duration monitorInterval = v.seconds(LaunchOption.MONITOR_INTERVAL, 0.1);
+        checkHeartbeats(nnodes, heartbeatTimeout, monitorInterval);
         return new LaunchOptions(
                 target,
                 targetArgs,
@@ -169,12 +172,35 @@ record LaunchOptions(
                 v.string(LaunchOption.RDZV_ID, "none"),
                 v.seconds(LaunchOption.RDZV_TIMEOUT, DEFAULT_RDZV_TIMEOUT_SECONDS),
                 v.integer(LaunchOption.MAX_RESTARTS, 0, 0, Integer.MAX_VALUE),
-                v.seconds(LaunchOption.HEARTBEAT_TIMEOUT, 30),
-                v.seconds(LaunchOption.MONITOR_INTERVAL, 0.1),
+                heartbeatTimeout,
+                monitorInterval,
                 v.seconds(LaunchOption.TERM_TIMEOUT, 30),
                 v.string(LaunchOption.ROLE, "default"),
                 jvmOpts.isEmpty() ? List.of() : Arrays.asList(jvmOpts.split("\\s+")),
                 v.string(LaunchOption.CLASSPATH, null),
                 prefix);
+    }
+
+    /**
+     * A launcher beats as often as it polls, at most once a second, and reads the others' beats as
+     * often: a heartbeat timeout under two such periods would find healthy nodes dead.
+     */
+    private static void checkHeartbeats(int nnodes, Duration timeout, Duration interval) {
+        Duration period =
+                interval.compareTo(Heartbeats.INTERVAL) > 0 ? interval : Heartbeats.INTERVAL;
+        if (nnodes > 1 && timeout.compareTo(period.multipliedBy(2)) < 0) {
+            throw new IllegalArgumentException(
+                    "--heartbeat-timeout: "
+                            + seconds(timeout)
+                            + " s with --monitor-interval "
+                            + seconds(interval)
+                            + " s (expected: at least two heartbeats, "
+                            + seconds(period.multipliedBy(2))
+                            + " s: a launcher beats once per interval, at most once a second)");
+        }
+    }
+
+    private static String seconds(Duration d) {
+        return java.math.BigDecimal.valueOf(d.toNanos(), 9).stripTrailingZeros().toPlainString();
     }
 }

@@ -97,7 +97,7 @@ final class NodeAgent implements AutoCloseable {
         } catch (IOException | RuntimeException e) {
             if (options.nnodes() > 1 && !(e.getCause() instanceof StoreException)) {
                 // e.g. a worker that cannot start: the other nodes must not wait for this one
-                tellOtherNodes(rdzv, "node " + groupRank + " gave up: " + e.getMessage());
+                tellOtherNodes(rdzv, "node " + groupRank + " gave up: " + e.getMessage(), true);
             }
             throw e;
         }
@@ -172,31 +172,50 @@ final class NodeAgent implements AutoCloseable {
             workers = current;
         }
         try {
+            NodeRendezvous r = rdzv;
+            int rank = groupRank;
+            if (r != null && options.nnodes() > 1) {
+                // First: stopping the workers takes up to --term-timeout, during which this node
+                // does not beat, and the others would blame its silence rather than the signal.
+                // Before the nodes have met (no rank yet), round 0's event ends their start
+                // barrier, which would otherwise wait out --rdzv-timeout for this node.
+                tellOtherNodes(
+                        r,
+                        rank >= 0
+                                ? "the launcher of node " + rank + " was stopped"
+                                : "a launcher (pid "
+                                        + ProcessHandle.current().pid()
+                                        + ") was stopped before the nodes met",
+                        false);
+            }
             log("the launcher is stopping (signal): stopping the workers");
             if (workers != null) {
                 workers.stop(options.termTimeout());
             }
-            NodeRendezvous r = rdzv;
-            if (r != null && groupRank >= 0 && options.nnodes() > 1) {
-                tellOtherNodes(r, "the launcher of node " + groupRank + " was stopped");
+            if (r != null && rank >= 0 && options.nnodes() > 1) {
+                tellOtherNodes(r, null, true);
             }
         } finally {
             hookDone.countDown();
         }
     }
 
-    // Posts this node's end on a connection of its own (the hook's main thread may hold the other;
-    // a store that hangs must not hold the launcher), then leaves as at any end, so that the
-    // serving node outlives the others' reading of it.
-    private void tellOtherNodes(NodeRendezvous r, String reason) {
-        String why = reason + " at " + now();
+    // Posts this node's end (reason not null), or leaves as at any end so that the serving node
+    // outlives the others' reading of it (leave), on a connection of its own: the hook's main
+    // thread may hold the other, and a store that hangs must not hold the launcher.
+    private void tellOtherNodes(NodeRendezvous r, String reason, boolean leave) {
         try (TcpStore c =
                 AgentStores.connect(r.clientHost(), r.endpoint().port(), HOOK_STORE_TIMEOUT)) {
             PrefixStore store = new PrefixStore(NodeRendezvous.keyPrefix(options), c);
-            // the main thread may be between rounds: the next one is told too
-            RestartRounds.post(store, round, new Event(Kind.FAILURE, why));
-            RestartRounds.post(store, round + 1, new Event(Kind.FAILURE, why));
-            NodeRendezvous.leave(store, groupRank, options.nnodes(), r.serves(), Set.of());
+            if (reason != null) {
+                String why = reason + " at " + now();
+                // the main thread may be between rounds: the next one is told too
+                RestartRounds.post(store, round, new Event(Kind.FAILURE, why));
+                RestartRounds.post(store, round + 1, new Event(Kind.FAILURE, why));
+            }
+            if (leave) {
+                NodeRendezvous.leave(store, groupRank, options.nnodes(), r.serves(), Set.of());
+            }
         } catch (RuntimeException e) {
             log("could not tell the other nodes: " + e.getMessage());
         }

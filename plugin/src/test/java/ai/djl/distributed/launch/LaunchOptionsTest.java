@@ -42,6 +42,28 @@ class LaunchOptionsTest {
         return assertThrows(IllegalArgumentException.class, () -> parse(args)).getMessage();
     }
 
+    /** Launchers beat once per poll, at most once a second: a timeout of under two beats fails. */
+    @Test
+    void aHeartbeatTimeoutShorterThanTwoBeatsIsRefused() {
+        assertEquals(
+                "--heartbeat-timeout: 5 s with --monitor-interval 5 s (expected: at least two"
+                        + " heartbeats, 10 s: a launcher beats once per interval, at most once a"
+                        + " second)",
+                fails("--nnodes", "2", "--heartbeat-timeout", "5", "--monitor-interval", "5", "x"));
+        assertTrue(
+                fails("--nnodes", "2", "--heartbeat-timeout", "1.5", "x")
+                        .startsWith("--heartbeat-timeout: 1.5 s with --monitor-interval 0.1 s"));
+        // One node has no heartbeats; two beats of a second each are enough.
+        assertEquals(
+                Duration.ofSeconds(5),
+                parse("--heartbeat-timeout", "5", "--monitor-interval", "5", "x")
+                        .heartbeatTimeout());
+        assertEquals(
+                Duration.ofSeconds(2),
+                parse("--nnodes", "2", "--node-rank", "0", "--heartbeat-timeout", "2", "x")
+                        .heartbeatTimeout());
+    }
+
     @Test
     void nprocPerNodeTakesTorchrunsWords() {
         int cores = Runtime.getRuntime().availableProcessors();

@@ -17,6 +17,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.djl.distributed.store.tcp.TcpStore;
+
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -377,6 +379,33 @@ class LauncherTest {
                     node0::describe);
             assertAllGone(node0.workerPids(), Duration.ofSeconds(2));
             assertAllGone(node1.workerPids(), Duration.ofSeconds(2));
+        }
+    }
+
+    @Test
+    void sigtermToANodeBeforeTheNodesMetEndsTheOthersStartAtOnce() throws Exception {
+        // Three nodes, the third never comes: node 1, stopped while it waits with node 0 at the
+        // start, tells node 0 through round 0's event instead of leaving it to --rdzv-timeout.
+        int port = freePort();
+        String[] common = {"--nnodes", "3", "--master-port", "" + port, "--rdzv-timeout", "120"};
+        try (LauncherProcess node0 = launchNode(common, "0", "env", "sleep:60");
+                LauncherProcess node1 = launchNode(common, "1", "env", "sleep:60")) {
+            try (TcpStore store = AgentStores.connect("127.0.0.1", port, WAIT)) {
+                long deadline = System.nanoTime() + WAIT.toNanos();
+                while (!store.check(List.of("djlrun/none/node/1"))) {
+                    assertTrue(System.nanoTime() < deadline, node1::describe);
+                    Thread.sleep(50);
+                }
+            }
+            long stopped = System.nanoTime();
+            node1.process().destroy();
+            assertEquals(1, node0.waitFor(WAIT), node0::describe);
+            assertTrue(
+                    System.nanoTime() - stopped < Duration.ofSeconds(30).toNanos(),
+                    node0::describe);
+            assertTrue(
+                    node0.stderr().contains("was stopped before the nodes met"), node0::describe);
+            node1.waitFor(WAIT);
         }
     }
 
