@@ -13,6 +13,8 @@
  */
 package ai.djl.distributed.backend.cpu.transport;
 
+import ai.djl.distributed.backend.Waits;
+
 import java.time.Duration;
 
 /**
@@ -26,14 +28,14 @@ public record Deadline(long nanos, Duration timeout) {
     /**
      * Returns the deadline {@code timeout} from now.
      *
-     * @param timeout the timeout, positive
+     * @param timeout the timeout, positive; one longer than {@link Waits#LONGEST} (decades) waits
+     *     that long
      * @return the deadline
      */
     public static Deadline after(Duration timeout) {
-        long now = System.nanoTime();
-        long t = timeout.toNanos();
-        // Saturate: a timeout of years must not wrap into the past.
-        return new Deadline(t > Long.MAX_VALUE - now ? Long.MAX_VALUE : now + t, timeout);
+        // Capped before converting: toNanos() overflows past 292 years (ChronoUnit.FOREVER), and a
+        // deadline near Long.MAX_VALUE would wrap when a waiter adds a grace period to it.
+        return new Deadline(System.nanoTime() + Waits.capped(timeout).toNanos(), timeout);
     }
 
     /**

@@ -23,9 +23,10 @@ import java.nio.ByteBuffer;
  * the kernel wakes at once; larger collective messages go through shared memory, which copies at
  * memory speed but whose polling receiver may sleep a timer tick first. Sender and receiver pick by
  * the message's size, which they agree on (a size they disagree on is a mismatch, reported through
- * the signature every frame carries). Where the ranks may read each other's memory, the large
- * collectives that can use it do ({@link #peerMemory()}), with the shared-memory transport's board
- * ({@link #board()}) to say when.
+ * the signature every frame carries; in an all-to-all, whose signature carries no sizes, through
+ * the message that came over the other transport for a receive posted on this one). Where the ranks
+ * may read each other's memory, the large collectives that can use it do ({@link #peerMemory()}),
+ * with the shared-memory transport's board ({@link #board()}) to say when.
  */
 public final class HybridTransport implements Transport {
 
@@ -47,6 +48,9 @@ public final class HybridTransport implements Transport {
         this.small = small;
         this.large = large;
         this.peerMemory = peerMemory;
+        if (small instanceof LinkTransport s && large instanceof LinkTransport l) {
+            LinkTransport.pair(s, l);
+        }
     }
 
     private Transport pick(long slot, int bytes) {

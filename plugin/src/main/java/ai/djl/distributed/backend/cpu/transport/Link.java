@@ -22,6 +22,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -80,6 +81,15 @@ final class Link {
          * @return the failure to give those transfers: {@code cause}, or one that explains it
          */
         CommunicationException onPeerGone(CommunicationException cause, boolean orderly);
+
+        /**
+         * Called, without the link's lock, for each all-to-all message that came before its
+         * receive: its receive may be posted on another transport, for another size.
+         *
+         * @param peer the sender
+         * @param frame the message's frame
+         */
+        void onUnmatched(int peer, Frame frame);
     }
 
     /** A frame waiting to be written: its header, its body, and whom to tell when done. */
@@ -116,7 +126,11 @@ final class Link {
     private ByteBuffer bounce; // a reducing receive's staging buffer, allocated on first use
     private int reduced; // bytes of the current reducing receive already reduced
     private CommunicationException closedCause; // why the peer can no longer be reached
+    // Reading failed mid-stream (a mismatch, a malformed frame, no memory for a body): where the
+    // next frame starts is lost, so no thread reads on until the transport's abort closes the link.
+    private boolean halted;
     private Gone gone; // the peer left, and the owner has not been told yet
+    private List<Frame> unmatched; // all-to-all messages with no receive, for the owner to check
 
     /** The peer's departure, to tell the owner once the lock is released. */
     private record Gone(CommunicationException cause, boolean orderly) {}
@@ -233,6 +247,33 @@ final class Link {
         return closedCause != null;
     }
 
+    /**
+     * Returns the receive posted for {@code slot} whose message has not begun to arrive, if any.
+     *
+     * @param slot the slot
+     * @return the receive, or {@code null}
+     */
+    synchronized PostedRecv posted(long slot) {
+        return matcher.peekPosted(slot);
+    }
+
+    /**
+     * Returns the message for {@code slot} that has arrived, or begun to, with no receive posted
+     * here for it: stashed, parked in the stream, or being read into a stash.
+     *
+     * @param slot the slot
+     * @return its frame, or {@code null}
+     */
+    synchronized Frame arrived(long slot) {
+        if (inFrame != null
+                && inRecv == null
+                && inFrame.kind == Frame.DATA
+                && inFrame.slot == slot) {
+            return inFrame;
+        }
+        return matcher.peekStashed(slot);
+    }
+
     /** Whether a transfer is under way or awaited on this link (then the peer's bytes are due). */
     synchronized boolean isActive() {
         return !out.isEmpty() || matcher.hasPosted() || inFrame != null;
@@ -245,13 +286,16 @@ final class Link {
     private void settle() {
         List<Settlements.Settled> done;
         Gone left;
+        List<Frame> strays;
         synchronized (this) {
-            if (settlements.isEmpty() && gone == null) {
+            if (settlements.isEmpty() && gone == null && unmatched == null) {
                 return;
             }
             done = settlements.drain();
             left = gone;
             gone = null;
+            strays = unmatched;
+            unmatched = null;
         }
         // The owner first: its abort may explain the loss (a reason the peer left in the store),
         // and the transfers the loss failed should tell their waiters that reason.
@@ -263,6 +307,11 @@ final class Link {
             } else {
                 d.transfer()
                         .fail(left != null && d.failure() == left.cause() ? reported : d.failure());
+            }
+        }
+        if (strays != null) {
+            for (Frame f : strays) {
+                owner.onUnmatched(peer, f);
             }
         }
     }
@@ -290,7 +339,7 @@ final class Link {
     }
 
     private void updateInterest() {
-        channel.interest(!parked, !out.isEmpty());
+        channel.interest(!parked && !halted, !out.isEmpty());
     }
 
     private void postRecv(PostedRecv r) {
@@ -308,8 +357,8 @@ final class Link {
         if (parked && inFrame.slot == r.slot()) {
             // The message is in the socket already: read it straight into the receive.
             matcher.checkMatch(r, inFrame);
-            parked = false;
             beginBody(r);
+            parked = false;
             updateInterest();
             try {
                 onReadable();
@@ -322,8 +371,8 @@ final class Link {
         if (parked && !Frame.isCollective(r.slot())) {
             // A point-to-point message may sit behind the parked collective one (an isend
             // after an allReduceAsync): stash the collective message to get at it.
+            inBody = stashBuffer(inFrame);
             parked = false;
-            inBody = ByteBuffer.allocateDirect((int) inFrame.length);
             updateInterest();
         }
         if (Frame.isCollective(r.slot())) {
@@ -345,6 +394,19 @@ final class Link {
 
     /** Reads whatever the socket holds, completing receives and stashing early messages. */
     private void onReadable() throws IOException {
+        if (halted) {
+            return;
+        }
+        try {
+            readFrames();
+        } catch (IOException | RuntimeException e) {
+            halted = true;
+            updateInterest();
+            throw e;
+        }
+    }
+
+    private void readFrames() throws IOException {
         while (true) {
             if (inFrame == null) {
                 if (channel.read(header) < 0) {
@@ -376,35 +438,70 @@ final class Link {
         }
     }
 
+    // The frame becomes the one being read only once its body has somewhere to go: a failed
+    // allocation must not leave a frame with no buffer to read its body into.
     private void startBody(Frame f) {
-        inFrame = f;
         inRecv = null;
-        int length = (int) f.length;
         if (f.kind == Frame.DATA) {
             PostedRecv r = matcher.takePosted(f.slot);
             if (r != null) {
                 matcher.checkMatch(r, f);
                 beginBody(r);
+                inFrame = f;
                 return;
             }
             if (Frame.isCollective(f.slot)) {
                 matcher.checkEarly(f);
+                if (f.signature.opcode() == OpSignature.ALL_TO_ALL) {
+                    if (unmatched == null) {
+                        unmatched = new ArrayList<>(2);
+                    }
+                    unmatched.add(f);
+                }
             }
         }
         if (f.kind == Frame.DATA
                 && Frame.isCollective(f.slot)
-                && length > STASH_LIMIT
+                && f.length > STASH_LIMIT
                 && !matcher.awaitsPointToPoint()) {
             // A large early message waits in the stream (its sender waits too) rather than in a
             // copy: collectives post their receives in the order their peers send.
+            inFrame = f;
             parked = true;
             updateInterest();
             return;
         }
-        inBody =
-                length > STASH_LIMIT
-                        ? ByteBuffer.allocateDirect(length)
-                        : ByteBuffer.allocate(length);
+        inBody = stashBuffer(f);
+        inFrame = f;
+    }
+
+    /**
+     * Allocates the buffer that holds a message until its receive is posted: direct above {@link
+     * #STASH_LIMIT}, where the socket reads into it without a copy.
+     *
+     * @throws CommunicationException naming the peer, the message and the cause if there is no
+     *     memory for it (a large early message beyond {@code -XX:MaxDirectMemorySize}); the link's
+     *     state is unchanged
+     */
+    private ByteBuffer stashBuffer(Frame f) {
+        int length = (int) f.length;
+        try {
+            return length > STASH_LIMIT
+                    ? ByteBuffer.allocateDirect(length)
+                    : ByteBuffer.allocate(length);
+        } catch (OutOfMemoryError e) {
+            throw new CommunicationException(
+                    "cannot hold the "
+                            + length
+                            + "-byte message rank "
+                            + peer
+                            + " sent for "
+                            + f.signature
+                            + " until its receive is posted: "
+                            + e,
+                    peer,
+                    e);
+        }
     }
 
     private void finishBody() {
@@ -433,18 +530,38 @@ final class Link {
         inBody = null;
     }
 
-    /** Starts reading the current frame's body into (or reducing it into) a posted receive. */
+    /**
+     * Starts reading the current frame's body into (or reducing it into) a posted receive, no
+     * longer in the matcher: should that fail, the receive fails here, as no abort would find it.
+     */
     private void beginBody(PostedRecv r) {
-        inRecv = r;
         if (r.reducer() == null) {
             inBody = r.into().duplicate();
         } else {
             if (bounce == null) {
-                bounce = ByteBuffer.allocateDirect(BOUNCE_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+                try {
+                    bounce = ByteBuffer.allocateDirect(BOUNCE_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+                } catch (OutOfMemoryError e) {
+                    CommunicationException ce =
+                            new CommunicationException(
+                                    "cannot reduce the message of rank "
+                                            + peer
+                                            + " for "
+                                            + r.signature()
+                                            + ": no memory for its "
+                                            + BOUNCE_BYTES
+                                            + "-byte staging buffer: "
+                                            + e,
+                                    peer,
+                                    e);
+                    settlements.failed(r.transfer(), ce);
+                    throw ce;
+                }
             }
             bounce.clear();
             reduced = 0;
         }
+        inRecv = r;
     }
 
     /** Reads the body; returns -1 at end of stream, 1 if more is due, 0 once complete. */

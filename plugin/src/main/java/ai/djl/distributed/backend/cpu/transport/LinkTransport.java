@@ -71,6 +71,8 @@ abstract class LinkTransport implements Transport, Link.Owner {
     private final CompletableFuture<Void> told = new CompletableFuture<>();
     private volatile Thread teller; // the thread telling the peers, while it does
     private Thread progressThread;
+    // The other half of a HybridTransport, whose receives may wait for this one's messages.
+    private volatile LinkTransport sibling;
 
     /**
      * Creates the transport; the subclass adds the links, then calls {@link #start(String)}.
@@ -96,6 +98,20 @@ abstract class LinkTransport implements Transport, Link.Owner {
      * @param failure the abort's cause, explained where it was a lost peer
      */
     void aborting(CommunicationException failure) {}
+
+    /**
+     * Pairs the two transports of a {@link HybridTransport}, which carry the same ranks' messages.
+     * In an all-to-all, whose per-pair sizes no signature carries, the two ranks of a pair that
+     * disagree on a size may pick different transports: each then looks for the message that came
+     * over the other, and reports the mismatch instead of waiting out the deadline.
+     *
+     * @param a one transport
+     * @param b the other
+     */
+    static void pair(LinkTransport a, LinkTransport b) {
+        a.sibling = b;
+        b.sibling = a;
+    }
 
     /** Starts the progress thread; call once the links are in place. */
     final void start(String name) {
@@ -142,7 +158,14 @@ abstract class LinkTransport implements Transport, Link.Owner {
         Link link = link(peer);
         Transfer t = new Transfer(peer, false, signature, into.remaining());
         return post(
-                t, link, () -> link.receive(new Link.PostedRecv(slot, signature, into, t, null)));
+                t,
+                link,
+                () -> {
+                    link.receive(new Link.PostedRecv(slot, signature, into, t, null));
+                    if (signature.opcode() == OpSignature.ALL_TO_ALL) {
+                        checkNotSentElsewhere(peer, slot, signature, into.remaining());
+                    }
+                });
     }
 
     /** {@inheritDoc} */
@@ -289,6 +312,41 @@ abstract class LinkTransport implements Transport, Link.Owner {
         abort(cause);
         CommunicationException f = failure;
         return f != null && LinkLostException.isLoss(cause) ? f : cause;
+    }
+
+    /** {@inheritDoc} */
+    @Override
+    public void onUnmatched(int peer, Frame frame) {
+        LinkTransport other = sibling;
+        if (other == null || failure != null) {
+            return;
+        }
+        Link.PostedRecv r = other.links[peer].posted(frame.slot);
+        if (r != null) {
+            // Its receive waits on the other transport: fail it there, where it is awaited.
+            other.abort(
+                    Mismatch.differentMessage(
+                            peer,
+                            frame.slot,
+                            r.signature(),
+                            r.into().remaining(),
+                            frame.signature,
+                            frame.length));
+        }
+    }
+
+    /**
+     * The mirror image of {@link #onUnmatched}, run once a receive is posted here (on the progress
+     * thread where posts go through it): its message may have come over the sibling already.
+     * Between the two, one sees the other, since each records its own side under its link's lock
+     * before it looks at the other's.
+     */
+    private void checkNotSentElsewhere(int peer, long slot, OpSignature signature, long bytes) {
+        LinkTransport other = sibling;
+        Frame f = other == null ? null : other.links[peer].arrived(slot);
+        if (f != null) {
+            throw Mismatch.differentMessage(peer, slot, signature, bytes, f.signature, f.length);
+        }
     }
 
     /** {@inheritDoc} */

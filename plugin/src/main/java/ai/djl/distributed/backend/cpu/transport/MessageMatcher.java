@@ -61,6 +61,17 @@ final class MessageMatcher {
         return stash.remove(slot);
     }
 
+    /**
+     * Returns the message that came for a slot before its receive, if any, leaving it stashed.
+     *
+     * @param slot the slot
+     * @return its frame, or {@code null}
+     */
+    Frame peekStashed(long slot) {
+        Stashed s = stash.get(slot);
+        return s == null ? null : s.frame();
+    }
+
     void stash(Frame frame, ByteBuffer body) {
         stash.put(frame.slot, new Stashed(frame, body));
     }
@@ -73,6 +84,16 @@ final class MessageMatcher {
      */
     PostedRecv takePosted(long slot) {
         return posted.remove(slot);
+    }
+
+    /**
+     * Returns the receive posted for a slot, if any, leaving it posted.
+     *
+     * @param slot the slot
+     * @return the receive, or {@code null}
+     */
+    PostedRecv peekPosted(long slot) {
+        return posted.get(slot);
     }
 
     void post(PostedRecv r) {

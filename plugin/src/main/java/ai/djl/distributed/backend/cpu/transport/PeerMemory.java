@@ -186,13 +186,14 @@ public final class PeerMemory {
     }
 
     /**
-     * Returns whether {@code peer}'s process still runs.
+     * Returns whether {@code peer}'s process still runs: one that has exited and waits to be reaped
+     * (a zombie) does not.
      *
      * @param peer the rank
      * @return whether its process is alive
      */
     public boolean isAlive(int peer) {
-        return ProcessHandle.of(pids[peer]).map(ProcessHandle::isAlive).orElse(false);
+        return PeerProcess.isRunning(pids[peer]);
     }
 
     private void copy(int peer, long address, ByteBuffer local, boolean write) {

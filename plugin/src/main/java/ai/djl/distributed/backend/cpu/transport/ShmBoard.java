@@ -456,7 +456,7 @@ public final class ShmBoard {
     }
 
     private boolean isAlive(int peer) {
-        return ProcessHandle.of(pids[peer]).map(ProcessHandle::isAlive).orElse(false);
+        return PeerProcess.isRunning(pids[peer]);
     }
 
     /** Fails if {@code peer} will never make post {@code post}: it left, moved on, or differs. */

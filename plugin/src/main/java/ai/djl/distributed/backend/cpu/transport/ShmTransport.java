@@ -361,7 +361,7 @@ public final class ShmTransport extends LinkTransport {
         }
 
         void checkPeer() {
-            peerAlive = ProcessHandle.of(peerPid).map(ProcessHandle::isAlive).orElse(false);
+            peerAlive = PeerProcess.isRunning(peerPid);
         }
 
         boolean peerGone() {

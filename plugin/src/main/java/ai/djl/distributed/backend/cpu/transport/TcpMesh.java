@@ -130,8 +130,16 @@ final class TcpMesh {
         try {
             channel.configureBlocking(false);
             if (!channel.connect(target)) {
-                awaitOp(channel, SelectionKey.OP_CONNECT, peer, deadline, "connect to " + target);
-                channel.finishConnect();
+                // A select may end before the connection is made (a wakeup, a wait rounded down
+                // to whole milliseconds): look again until it is, or the deadline.
+                while (!channel.finishConnect()) {
+                    awaitOp(
+                            channel,
+                            SelectionKey.OP_CONNECT,
+                            peer,
+                            deadline,
+                            "connect to " + target);
+                }
             }
             ByteBuffer hello = ByteBuffer.allocate(HELLO_BYTES).order(ByteOrder.LITTLE_ENDIAN);
             hello.putInt(MAGIC).putInt(rank).putInt(size).flip();
@@ -171,6 +179,8 @@ final class TcpMesh {
             try {
                 long nextCheck = System.nanoTime();
                 while (missing > 0) {
+                    // An interrupted thread's select returns at once: without this, a busy loop.
+                    checkInterrupt(-1, "accept the connections of the higher ranks");
                     if (System.nanoTime() - nextCheck >= 0) {
                         // A rank that gave up will never connect: fail now, naming it.
                         RENDEZVOUS.checkVerdict(store);
@@ -292,16 +302,33 @@ final class TcpMesh {
                 -1);
     }
 
+    /**
+     * Waits once, until {@code op} may be ready or the deadline; the caller tries again and calls
+     * again until done.
+     *
+     * @throws CommunicationException if the deadline has passed, or the thread is interrupted (its
+     *     interrupt status is kept)
+     */
     private static void awaitOp(
             SocketChannel channel, int op, int peer, Deadline deadline, String what)
             throws IOException {
+        // An interrupted thread's select returns at once: without this, a busy loop.
+        checkInterrupt(peer, what);
+        long nanos = deadline.remainingNanos();
+        if (nanos <= 0) {
+            throw new CommunicationException(
+                    "timed out after " + deadline.timeout() + " trying to " + what, peer);
+        }
         try (Selector selector = Selector.open()) {
             channel.register(selector, op);
-            long ms = deadline.remainingNanos() / 1_000_000;
-            if (ms <= 0 || selector.select(ms) == 0 && deadline.remainingNanos() <= 0) {
-                throw new CommunicationException(
-                        "timed out after " + deadline.timeout() + " trying to " + what, peer);
-            }
+            selector.select(Math.max(1, nanos / 1_000_000));
+        }
+        checkInterrupt(peer, what);
+    }
+
+    private static void checkInterrupt(int peer, String what) {
+        if (Thread.currentThread().isInterrupted()) {
+            throw new CommunicationException("interrupted while trying to " + what, peer);
         }
     }
 }
