@@ -190,8 +190,13 @@ public final class GptModel extends AbstractBlock implements StagedBlock {
         NDArray x = embed(ps, tokens, offset, false);
         NDArray mask =
                 n == 1 ? null : Ops.causalMask(tokens.getManager(), n, offset, x.getDataType());
-        for (int i = 0; i < blocks.size(); i++) {
-            x = blocks.get(i).apply(ps, x, mask, false, cache, i);
+        try {
+            for (int i = 0; i < blocks.size(); i++) {
+                x = blocks.get(i).apply(ps, x, mask, false, cache, i);
+            }
+        } catch (RuntimeException | Error e) {
+            cache.rollBack(); // the layers before the failure appended these positions already
+            throw e;
         }
         cache.advance(n);
         return head(ps, x, false);

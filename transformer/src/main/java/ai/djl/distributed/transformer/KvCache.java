@@ -17,6 +17,7 @@ import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDArrays;
 import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.NDManager;
+import ai.djl.ndarray.index.NDIndex;
 
 /**
  * The keys and values a {@link GptModel} computed for the positions it has already read, so that
@@ -97,6 +98,31 @@ public final class KvCache implements AutoCloseable {
      */
     void advance(int n) {
         length += n;
+    }
+
+    /**
+     * Forgets what layers appended beyond {@link #length()}: after a forward pass that failed part
+     * way, the layers before the failure hold one step more than the others, and a retry would
+     * attend to those keys twice.
+     */
+    void rollBack() {
+        for (int i = 0; i < keys.length; i++) {
+            keys[i] = truncate(keys[i]);
+            values[i] = truncate(values[i]);
+        }
+    }
+
+    private NDArray truncate(NDArray cached) {
+        if (cached == null || cached.getShape().get(2) == length) {
+            return cached;
+        }
+        NDArray kept = null;
+        if (length > 0) {
+            kept = cached.get(new NDIndex(":, :, 0:" + length)).duplicate();
+            kept.attach(manager);
+        }
+        cached.close();
+        return kept;
     }
 
     private NDArray concat(NDArray old, NDArray fresh) {
