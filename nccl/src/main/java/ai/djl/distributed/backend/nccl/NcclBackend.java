@@ -20,6 +20,7 @@ import ai.djl.distributed.Work;
 import ai.djl.distributed.backend.Backend;
 import ai.djl.distributed.backend.BackendContext;
 import ai.djl.distributed.backend.PeerTransfer;
+import ai.djl.distributed.rendezvous.DistributedEnv;
 import ai.djl.ndarray.NDArray;
 
 import org.slf4j.Logger;
@@ -30,6 +31,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ThreadFactory;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -62,6 +64,7 @@ public final class NcclBackend implements Backend {
     private final UniqueIdExchange ids;
     private final boolean blockingWait;
     private final boolean eager; // the communicator was made at creation: sub-groups split it
+    private final ThreadFactory threads; // the watchdogs'
     private NcclCommunicator comm; // guarded by this
     private NcclWatchdog watchdog; // guarded by this
     private Device device; // guarded by this
@@ -83,6 +86,28 @@ public final class NcclBackend implements Backend {
             Supplier<DevicePointers> pointers,
             Integer eagerDevice,
             boolean blockingWait) {
+        this(context, runtime, pointers, eagerDevice, blockingWait, Thread::new);
+    }
+
+    /**
+     * Creates the backend of one group, its watchdogs' threads made by the given factory (tests
+     * make it fail, as a JVM out of threads does).
+     *
+     * @param context the group's store, rank, size and timeout
+     * @param runtime the driver and NCCL found
+     * @param pointers device pointers of DJL arrays (libtorch's shim, bound on first use)
+     * @param eagerDevice the GPU to create the communicator on now, or null for the first
+     *     collective's
+     * @param blockingWait whether {@link Work#waitFor} blocks the host
+     * @param threads makes the watchdogs' threads
+     */
+    NcclBackend(
+            BackendContext context,
+            NcclRuntime runtime,
+            Supplier<DevicePointers> pointers,
+            Integer eagerDevice,
+            boolean blockingWait,
+            ThreadFactory threads) {
         this.context = context;
         this.runtime = runtime;
         this.pointers = pointers;
@@ -90,6 +115,7 @@ public final class NcclBackend implements Backend {
         this.ids = new UniqueIdExchange(context.store(), context.rank(), context.timeout());
         this.blockingWait = blockingWait;
         this.eager = eagerDevice != null;
+        this.threads = threads;
         if (eagerDevice != null) {
             communicator(Device.gpu(eagerDevice), "the eager communicator");
         }
@@ -97,7 +123,7 @@ public final class NcclBackend implements Backend {
 
     /** A sub-group's backend on a communicator split off its parent's. */
     private NcclBackend(NcclBackend parent, BackendContext context, NcclCommunicator split) {
-        this(context, parent.runtime, parent.pointers, null, parent.blockingWait);
+        this(context, parent.runtime, parent.pointers, null, parent.blockingWait, parent.threads);
         synchronized (this) {
             adopt(split, parent.deviceOf());
         }
@@ -221,7 +247,8 @@ public final class NcclBackend implements Backend {
      * <p>As PyTorch's: a one-element all-reduce on the communicator's GPU, whose work blocks the
      * host in {@link Work#waitFor}. Before any collective has chosen a GPU (and without the {@code
      * device} option) it runs on GPU {@code LOCAL_RANK}, or, without that variable, on GPU {@code
-     * rank % GPUs}, as PyTorch guesses.
+     * rank % GPUs}, as PyTorch guesses; a process that sees one GPU (each worker given its own by
+     * {@code CUDA_VISIBLE_DEVICES}) runs it on GPU 0.
      */
     @Override
     public Work barrier() {
@@ -402,12 +429,29 @@ public final class NcclBackend implements Backend {
         return comm;
     }
 
-    /** Takes a new communicator and starts its watchdog. */
+    /**
+     * Takes a new communicator and starts its watchdog; if the watchdog cannot start (a JVM out of
+     * threads), aborts and frees the communicator, and this backend has none still.
+     */
     private synchronized void adopt(NcclCommunicator c, Device d) {
+        NcclWatchdog dog;
+        try {
+            dog =
+                    new NcclWatchdog(
+                            c,
+                            WATCHDOG_INTERVAL,
+                            "djl-nccl-watchdog-rank" + context.rank(),
+                            threads);
+        } catch (RuntimeException | Error e) {
+            // Abort rather than finalize: it never waits for the other ranks, which learn of
+            // this one at their timeout.
+            c.abort();
+            c.free();
+            throw e;
+        }
         comm = c;
         device = d;
-        watchdog =
-                new NcclWatchdog(c, WATCHDOG_INTERVAL, "djl-nccl-watchdog-rank" + context.rank());
+        watchdog = dog;
     }
 
     /**
@@ -431,14 +475,13 @@ public final class NcclBackend implements Backend {
         if (parent == null) {
             return Optional.empty();
         }
+        NcclCommunicator sub;
         try {
             if (child == null) {
                 parent.splitOff(context.timeout());
                 return Optional.empty();
             }
-            NcclCommunicator sub =
-                    parent.split(runtime, members[0], child.rank(), child.size(), child.timeout());
-            return Optional.of(new NcclBackend(this, child, sub));
+            sub = parent.split(runtime, members[0], child.rank(), child.size(), child.timeout());
         } catch (RuntimeException e) {
             // A split that failed or timed out leaves the parent busy or in error.
             dog.breakWith(
@@ -447,19 +490,29 @@ public final class NcclBackend implements Backend {
                             : new DistributedException("newGroup: ncclCommSplit failed: " + e, e));
             throw e;
         }
+        try {
+            return Optional.of(new NcclBackend(this, child, sub));
+        } catch (RuntimeException | Error e) {
+            // Not NCCL's failure (the child's watchdog could not start): the parent stays sound,
+            // the child goes (idempotent where adopt has already let it go).
+            sub.abort();
+            sub.free();
+            throw e;
+        }
     }
 
     private Device guessDevice() {
-        String local = System.getenv("LOCAL_RANK");
-        try {
-            if (local != null) {
-                return Device.gpu(Integer.parseInt(local.trim()));
-            }
-        } catch (NumberFormatException e) {
-            throw new IllegalStateException(
-                    "LOCAL_RANK: '" + local + "' (expected: an integer, as djlrun sets it)", e);
+        int gpus = runtime.gpus();
+        // The rule of Distributed.localDevice, its twin in pg (a layer this one may not import):
+        // a worker that sees one GPU (CUDA_VISIBLE_DEVICES) uses GPU 0 whatever its LOCAL_RANK,
+        // as PyTorch's rank % GPUs also gives.
+        if (gpus == 1) {
+            return Device.gpu(0);
         }
-        return Device.gpu(context.rank() % Math.max(1, runtime.gpus()));
+        return DistributedEnv.fromProcess()
+                .getInt("LOCAL_RANK")
+                .map(Device::gpu)
+                .orElseGet(() -> Device.gpu(context.rank() % Math.max(1, gpus)));
     }
 
     private byte[] newUniqueId() {
@@ -520,7 +573,14 @@ public final class NcclBackend implements Backend {
         }
         try {
             dog.closeWith(
-                    new DistributedException("the " + NcclOps.BACKEND + " backend was closed"));
+                    new DistributedException(
+                            "the "
+                                    + NcclOps.BACKEND
+                                    + " backend was closed"
+                                    + (c.aborted()
+                                            ? "; finalizing did not complete, so its communicator"
+                                                    + " was aborted and this collective cut short"
+                                            : "")));
         } catch (RuntimeException e) {
             failure = first(failure, e);
         }

@@ -56,6 +56,7 @@ final class NcclCommunicator implements AutoCloseable {
     private final int size;
     private final ReentrantLock lock = new ReentrantLock();
     private Pointer comm; // guarded by lock; null once aborted or closed
+    private volatile boolean aborted; // set before every ncclCommAbort of comm
     private boolean freed; // guarded by lock: the stream, scratch and context are gone
     private final CudaEvents events;
 
@@ -402,8 +403,7 @@ final class NcclCommunicator implements AutoCloseable {
             settle(result, call, deadline, timeout);
         } catch (RuntimeException e) {
             if (comm != null) {
-                nccl.ncclCommAbort(comm);
-                comm = null;
+                abortHeld();
             }
             Pointer orphan = out.getValue();
             if (orphan != null) {
@@ -468,12 +468,29 @@ final class NcclCommunicator implements AutoCloseable {
                     // NCCL's abort sets its own device: a context that cannot be made current (a
                     // driver going away) must not keep the communicator and its threads alive
                 }
-                nccl.ncclCommAbort(comm);
-                comm = null;
+                abortHeld();
             }
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * Whether the communicator was aborted (or an abort has begun). NCCL's abort makes the running
+     * kernels exit and the stream move on, so the end event of a collective cut short completes
+     * without an error: from then on no pending collective may count as done.
+     *
+     * @return whether {@code ncclCommAbort} was called on it
+     */
+    boolean aborted() {
+        return aborted;
+    }
+
+    /** Aborts the communicator, marked aborted first. Holds the lock; comm is not null. */
+    private void abortHeld() {
+        aborted = true;
+        nccl.ncclCommAbort(comm);
+        comm = null;
     }
 
     /**
@@ -498,10 +515,10 @@ final class NcclCommunicator implements AutoCloseable {
                         settle(nccl.ncclCommFinalize(comm), "ncclCommFinalize", deadline, timeout);
                         nccl.ncclCommDestroy(comm);
                     } catch (RuntimeException e) {
-                        nccl.ncclCommAbort(comm);
+                        abortHeld();
                     }
                 } else {
-                    nccl.ncclCommAbort(comm); // sets its own device; finalizing needs the context
+                    abortHeld(); // sets its own device; finalizing needs the context
                 }
                 comm = null;
                 if (noContext != null) {

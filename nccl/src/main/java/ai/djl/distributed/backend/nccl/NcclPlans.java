@@ -251,9 +251,13 @@ final class NcclPlans {
         return true;
     }
 
+    /** The elements of one row; a scalar is one row of one element, as the CPU backend has it. */
     private static long rowElements(TensorView v) {
         long[] shape = v.shape();
-        if (shape.length == 0 || shape[0] == 0) {
+        if (shape.length == 0) {
+            return 1;
+        }
+        if (shape[0] == 0) {
             return 0;
         }
         return v.numel() / shape[0];

@@ -21,6 +21,7 @@ import org.slf4j.LoggerFactory;
 import java.time.Duration;
 import java.util.Iterator;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
@@ -50,11 +51,13 @@ final class NcclWatchdog implements AutoCloseable {
      * @param comm the communicator
      * @param interval how often to look (PyTorch: 100 ms)
      * @param name the thread's name
+     * @param threads makes the thread
      */
-    NcclWatchdog(NcclCommunicator comm, Duration interval, String name) {
+    NcclWatchdog(NcclCommunicator comm, Duration interval, String name, ThreadFactory threads) {
         this.comm = comm;
         this.intervalNanos = interval.toNanos();
-        this.thread = new Thread(this::run, name);
+        this.thread = threads.newThread(this::run);
+        thread.setName(name);
         thread.setDaemon(true);
         thread.start();
     }
@@ -94,10 +97,12 @@ final class NcclWatchdog implements AutoCloseable {
             failure = reason;
         }
         logger.error("aborting the NCCL communicator: {}", reason.getMessage());
-        comm.abort();
+        // The works fail first: once the abort begins, their kernels exit and their end events
+        // complete, which a thread polling them meanwhile must not take for success.
         for (NcclWork w; (w = pending.poll()) != null; ) {
             w.fail(reason);
         }
+        comm.abort();
     }
 
     private void run() {
@@ -109,8 +114,13 @@ final class NcclWatchdog implements AutoCloseable {
                     current = true;
                 }
                 look();
-            } catch (RuntimeException e) {
+            } catch (Throwable e) {
+                // Nothing may end this thread unnoticed: pending and later works would wait for
+                // a watchdog that no longer runs, and a dead peer would hang this rank.
                 breakWith(new DistributedException("the NCCL watchdog failed: " + e, e));
+                if (e instanceof VirtualMachineError vme) {
+                    throw vme;
+                }
             }
             LockSupport.parkNanos(this, intervalNanos);
         }
@@ -124,6 +134,14 @@ final class NcclWatchdog implements AutoCloseable {
             }
             return;
         }
+        if (comm.aborted()) {
+            // Aborted by another thread (a split that failed aborts its parent): the pending
+            // works were cut short, and the communicator is gone.
+            breakWith(
+                    new DistributedException(
+                            comm + " was aborted; its pending and later collectives fail"));
+            return;
+        }
         long now = System.nanoTime();
         for (Iterator<NcclWork> it = pending.iterator(); it.hasNext(); ) {
             NcclWork w = it.next();
@@ -132,8 +150,9 @@ final class NcclWatchdog implements AutoCloseable {
                 DistributedException f = w.failure();
                 if (f != null) {
                     // The end event answered a CUDA error (a sticky one, such as an illegal
-                    // address, breaks the context): the communicator is not trusted further,
-                    // as PyTorch's watchdog, which aborts on any exception from a work's query.
+                    // address, breaks the context), or an abort began meanwhile: the communicator
+                    // is not trusted further, as PyTorch's watchdog, which aborts on any exception
+                    // from a work's query.
                     breakWith(
                             new DistributedException(
                                     f.getMessage()
@@ -170,7 +189,8 @@ final class NcclWatchdog implements AutoCloseable {
 
     /**
      * After the thread has stopped and the communicator was finalized: completes the works that
-     * finished and fails the rest with the reason, without aborting anything.
+     * finished and fails the rest with the reason, without aborting anything. Where finalizing gave
+     * way to an abort, every work still pending fails.
      *
      * @param reason why the rest fail
      */
@@ -180,8 +200,11 @@ final class NcclWatchdog implements AutoCloseable {
                 failure = reason;
             }
         }
+        // A communicator aborted when finalizing ran out of time: the works still pending were
+        // cut short, although their end events complete.
+        boolean aborted = comm.aborted();
         for (NcclWork w; (w = pending.poll()) != null; ) {
-            if (!w.poll()) {
+            if (aborted || !w.poll()) {
                 w.fail(failure);
             }
         }

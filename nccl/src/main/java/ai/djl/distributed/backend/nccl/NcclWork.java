@@ -33,6 +33,12 @@ import java.util.concurrent.locks.LockSupport;
  * for barriers, it polls the event on the host until it completes or the timeout passes, as
  * PyTorch's {@code TORCH_NCCL_BLOCKING_WAIT}. The work keeps references to its arrays until the
  * event has completed; the arrays stay the caller's. Thread-safe.
+ *
+ * <p>Once the communicator is aborted, every work not yet seen to complete fails: the abort makes
+ * the kernels exit, so their end events complete on partial results. A caller's stream that already
+ * waits for the end event (a non-blocking {@link #waitFor} that returned) goes on after such an
+ * abort, and the arrays may then hold partial results; only {@code blockingWait} guarantees that a
+ * collective cut short raises an error.
  */
 final class NcclWork implements Work {
 
@@ -96,12 +102,14 @@ final class NcclWork implements Work {
 
     /**
      * Polls the end event; on completion releases the events and arrays and completes the work. The
-     * caller has made the context current.
+     * caller has made the context current. Once the communicator is aborted the work fails instead:
+     * NCCL's abort makes the kernels exit, so the end event of a collective cut short completes
+     * too.
      *
      * @return whether the work is done (completed or failed)
      */
     synchronized boolean poll() {
-        if (future.isDone()) {
+        if (future.isDone() || failIfAborted()) {
             return true;
         }
         int r = cu.cuEventQuery(end);
@@ -116,6 +124,20 @@ final class NcclWork implements Work {
                     new DistributedException(
                             description + ": cuEventQuery -> " + NcclRuntime.describe(cu, r)));
         }
+        return true;
+    }
+
+    /** Fails the work if the communicator was aborted before it was seen to complete. */
+    private boolean failIfAborted() {
+        if (!comm.aborted()) {
+            return false;
+        }
+        fail(
+                new DistributedException(
+                        description
+                                + " did not complete: "
+                                + comm
+                                + " was aborted while it was pending"));
         return true;
     }
 
@@ -186,7 +208,11 @@ final class NcclWork implements Work {
      * {@inheritDoc}
      *
      * <p>Without {@code blockingWait} (and for all but barriers) this returns at once, having made
-     * the caller's stream wait for the collective; the timeout is then the watchdog's.
+     * the caller's stream wait for the collective; the timeout is then the watchdog's. Should the
+     * communicator be aborted after that (a peer's failure, the timeout), the aborted kernels exit,
+     * the caller's stream goes on and the arrays may hold partial results: the failure then shows
+     * only in {@link #isSuccess} and {@link #getException}. With {@code blockingWait} this throws
+     * instead.
      */
     @Override
     public void waitFor(Duration timeout) {
@@ -247,7 +273,7 @@ final class NcclWork implements Work {
      * @return whether it was still pending (the caller's stream now waits for it)
      */
     private synchronized boolean orderCallersStream() {
-        if (future.isDone()) {
+        if (future.isDone() || failIfAborted()) {
             return false;
         }
         comm.makeCurrent();

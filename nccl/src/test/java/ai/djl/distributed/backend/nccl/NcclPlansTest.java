@@ -456,6 +456,34 @@ class NcclPlansTest {
     }
 
     @ParameterizedTest
+    @ValueSource(ints = {1, 2, 3})
+    void allToAllSingleOnScalarsMovesTheirOneElement(int size) {
+        // A scalar is one row of one element (as the process group's checks and the CPU backend
+        // have it): each rank sends its scalar to the next rank.
+        Ranks w = new Ranks(size);
+        List<TensorView> in = new ArrayList<>();
+        List<TensorView> out = new ArrayList<>();
+        for (int r = 0; r < size; r++) {
+            in.add(w.array(r));
+            out.add(w.array(r));
+            int rr = r;
+            w.fill(r, in.get(r), k -> x(rr, k));
+        }
+        w.run(
+                r -> {
+                    long[] ins = new long[size];
+                    long[] outs = new long[size];
+                    ins[(r + 1) % size] = 1;
+                    outs[(r + size - 1) % size] = 1;
+                    return plans(r, size).allToAllSingle(out.get(r), in.get(r), outs, ins);
+                });
+        for (int r = 0; r < size; r++) {
+            assertArrayEquals(
+                    new float[] {x((r + size - 1) % size, 0)}, w.read(r, out.get(r)), "rank " + r);
+        }
+    }
+
+    @ParameterizedTest
     @ValueSource(ints = {2, 3})
     void sendAndRecvPairUp(int size) {
         Ranks w = new Ranks(size);

@@ -37,6 +37,9 @@ import java.util.function.Function;
  *
  * <p>Handles are small numbers: the caller's stream is {@code CU_STREAM_LEGACY} (1), the backend's
  * stream 0x500, events 0x1001 on, the communicator 0x700.
+ *
+ * <p>As NCCL's, {@code ncclCommAbort} makes the kernels on the backend's stream exit: the stream
+ * moves on and every event recorded there so far completes, without an error.
  */
 final class ScriptedGpu {
 
@@ -53,6 +56,9 @@ final class ScriptedGpu {
     volatile int ctxError; // when not 0, what cuCtxSetCurrent answers (a CUDA error)
     volatile String lastError = "";
     volatile long failingCount = -1; // an ncclAllReduce of this count answers ncclInvalidArgument
+    volatile Runnable duringAbort; // runs inside ncclCommAbort, once its kernels have exited
+    volatile Error asyncErrorThrows; // thrown once by the next ncclCommGetAsyncError
+    private final Set<Long> onStream = ConcurrentHashMap.newKeySet(); // recorded on STREAM
     private PointerByReference pendingSplit; // guarded by this: set when the parent is polled
     private final ThreadLocal<Pointer> current = new ThreadLocal<>();
     private long nextEvent = 0x1001;
@@ -105,7 +111,18 @@ final class ScriptedGpu {
                     ((PointerByReference) a[0]).setValue(new Pointer(e));
                     return 0;
                 });
-        cu.put("cuEventRecord", a -> log("cuEventRecord(" + h(a[0]) + " on " + h(a[1]) + ")"));
+        cu.put(
+                "cuEventRecord",
+                a -> {
+                    long e = Pointer.nativeValue((Pointer) a[0]);
+                    completed.remove(e); // recorded again: pending until the stream reaches it
+                    if (Pointer.nativeValue((Pointer) a[1]) == STREAM) {
+                        onStream.add(e);
+                    } else {
+                        onStream.remove(e);
+                    }
+                    return log("cuEventRecord(" + h(a[0]) + " on " + h(a[1]) + ")");
+                });
         cu.put(
                 "cuStreamWaitEvent",
                 a -> log("cuStreamWaitEvent(" + h(a[0]) + " waits " + h(a[1]) + ")"));
@@ -157,6 +174,11 @@ final class ScriptedGpu {
         n.put(
                 "ncclCommGetAsyncError",
                 a -> {
+                    Error thrown = asyncErrorThrows;
+                    if (thrown != null) {
+                        asyncErrorThrows = null;
+                        throw thrown;
+                    }
                     int e;
                     synchronized (this) {
                         if (initPolls > 0) {
@@ -205,9 +227,22 @@ final class ScriptedGpu {
                             pendingSplit = null;
                         }
                     }
-                    return log(c == COMM ? "ncclCommAbort" : "ncclCommAbort(" + h(a[0]) + ")");
+                    log(c == COMM ? "ncclCommAbort" : "ncclCommAbort(" + h(a[0]) + ")");
+                    // As NCCL: the aborted kernels exit, so the stream's events complete.
+                    completed.addAll(onStream);
+                    Runnable during = duringAbort;
+                    if (during != null) {
+                        during.run();
+                    }
+                    return 0;
                 });
-        n.put("ncclCommFinalize", a -> log("ncclCommFinalize"));
+        // While initPolls lasts (a peer that is gone), finalizing stays in progress.
+        n.put(
+                "ncclCommFinalize",
+                a -> {
+                    log("ncclCommFinalize");
+                    return initPolls > 0 ? NcclResult.IN_PROGRESS.code() : 0;
+                });
         n.put("ncclCommDestroy", a -> log("ncclCommDestroy"));
         n.put("ncclGetErrorString", a -> "text of " + a[0]);
         n.put("ncclGetLastError", a -> lastError);
