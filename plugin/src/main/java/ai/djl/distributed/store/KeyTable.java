@@ -118,9 +118,34 @@ public final class KeyTable {
      *
      * @param key the key
      * @param value the bytes; kept as given if the key was missing
+     * @throws StoreException naming the store and key if the value would pass the largest array
      */
     public void append(String key, byte[] value) {
+        append(key, value, Stores.MAX_VALUE_BYTES);
+    }
+
+    /**
+     * Appends bytes to a key's value, up to a size; a missing key is set to them.
+     *
+     * @param key the key
+     * @param value the bytes; kept as given if the key was missing
+     * @param maxBytes the largest value it may make; at most {@link Stores#MAX_VALUE_BYTES}
+     * @throws StoreException naming the store, the key and the sizes if the value would pass {@code
+     *     maxBytes} (the value is then unchanged)
+     */
+    public void append(String key, byte[] value, long maxBytes) {
         byte[] old = values.get(key);
+        long size = (old == null ? 0L : old.length) + value.length;
+        if (size > Math.min(maxBytes, Stores.MAX_VALUE_BYTES)) {
+            throw new StoreException(
+                    store
+                            + ": append to key '"
+                            + key
+                            + "' would make a value of "
+                            + size
+                            + " bytes, past the limit of "
+                            + Math.min(maxBytes, Stores.MAX_VALUE_BYTES));
+        }
         values.put(key, old == null ? value : Stores.concat(old, value));
     }
 

@@ -20,6 +20,20 @@ import java.util.List;
 /** Argument checks and small helpers shared by the store implementations. */
 public final class Stores {
 
+    /**
+     * The largest value a store keeps: one Java array, whose length some VMs cap a few bytes short
+     * of {@link Integer#MAX_VALUE}.
+     */
+    public static final int MAX_VALUE_BYTES = Integer.MAX_VALUE - 64;
+
+    /**
+     * The most bytes of a stored counter that {@link #parseCounter} reads: its number must end
+     * within them. Every store writes a counter in at most 20 (a sign and 19 digits); the rest is
+     * room for the blanks and leading zeros {@code std::stoll} skips in one written by hand. So an
+     * ADD on a value of any size reads at most this much of it under its store's lock.
+     */
+    public static final int MAX_COUNTER_TEXT = 64;
+
     private Stores() {}
 
     /**
@@ -103,26 +117,42 @@ public final class Stores {
 
     /**
      * Parses a counter's value as PyTorch's server does ({@code std::stoll}): optional leading
-     * whitespace and sign, then digits; anything after the digits is ignored.
+     * whitespace (what C's {@code isspace} accepts: space, tab, newline, vertical tab, form feed,
+     * carriage return) and sign, then digits; anything after the digits is ignored. Only the first
+     * {@link #MAX_COUNTER_TEXT} bytes are read: a number that does not end within them is refused.
      *
      * @param store the store, for the message
      * @param key the key, for the message
      * @param value the stored bytes
      * @return the number
-     * @throws StoreException if the value does not start with a number
+     * @throws StoreException if the value does not start with a number, or its number does not end
+     *     within {@link #MAX_COUNTER_TEXT} bytes
      */
     public static long parseCounter(String store, String key, byte[] value) {
+        int end = Math.min(value.length, MAX_COUNTER_TEXT);
         int i = 0;
-        while (i < value.length && Character.isWhitespace(value[i])) {
+        while (i < end && isCSpace(value[i])) {
             ++i;
         }
         int start = i;
-        if (i < value.length && (value[i] == '-' || value[i] == '+')) {
+        if (i < end && (value[i] == '-' || value[i] == '+')) {
             ++i;
         }
         int digits = i;
-        while (i < value.length && value[i] >= '0' && value[i] <= '9') {
+        while (i < end && isDigit(value[i])) {
             ++i;
+        }
+        if (i == end && end < value.length && (i == digits || isDigit(value[i]))) {
+            // blanks, zeros or digits up to the bound, and more after it
+            throw new StoreException(
+                    store
+                            + ": add on key '"
+                            + key
+                            + "' whose value of "
+                            + value.length
+                            + " bytes has no number that ends within its first "
+                            + MAX_COUNTER_TEXT
+                            + " bytes");
         }
         if (i == digits) {
             String shown = new String(value, 0, Math.min(value.length, 32), StandardCharsets.UTF_8);
@@ -149,6 +179,15 @@ public final class Stores {
             throw new StoreException(
                     store + ": counter '" + key + "' overflows a long: " + text, e);
         }
+    }
+
+    // C's isspace() in the "C" locale; Java's Character.isWhitespace also takes 0x1C to 0x1F
+    private static boolean isCSpace(byte b) {
+        return b == ' ' || (b >= '\t' && b <= '\r');
+    }
+
+    private static boolean isDigit(byte b) {
+        return b >= '0' && b <= '9';
     }
 
     /**
@@ -178,7 +217,15 @@ public final class Stores {
     }
 
     static byte[] concat(byte[] a, byte[] b) {
-        byte[] out = new byte[a.length + b.length];
+        long size = (long) a.length + b.length;
+        if (size > MAX_VALUE_BYTES) {
+            throw new StoreException(
+                    "a value of "
+                            + size
+                            + " bytes is past the largest a store keeps, "
+                            + MAX_VALUE_BYTES);
+        }
+        byte[] out = new byte[(int) size];
         System.arraycopy(a, 0, out, 0, a.length);
         System.arraycopy(b, 0, out, a.length, b.length);
         return out;

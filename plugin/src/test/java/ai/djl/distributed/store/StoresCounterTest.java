@@ -86,6 +86,52 @@ class StoresCounterTest {
     }
 
     @Test
+    void skipsTheWhitespaceOfCsIsspaceOnly() {
+        // std::stoll skips what isspace() accepts in the C locale: space, \t, \n, \v, \f, \r
+        assertEquals(5, Stores.parseCounter("s", "k", ascii(" \t\n\u000b\f\r5")));
+        for (char c = 0x1C; c <= 0x1F; ++c) { // Java's whitespace, not C's: no number
+            byte[] text = {(byte) c, '5'};
+            StoreException e =
+                    assertThrows(StoreException.class, () -> Stores.parseCounter("s", "k", text));
+            assertTrue(e.getMessage().contains("is not a decimal integer"), e::getMessage);
+        }
+        for (byte b : new byte[] {0, 0x08, 0x0E, (byte) 0x85, (byte) 0xA0}) {
+            byte[] text = {b, '5'};
+            assertThrows(StoreException.class, () -> Stores.parseCounter("s", "k", text));
+        }
+        // after the digits anything goes, whitespace of either kind included
+        assertEquals(5, Stores.parseCounter("s", "k", ascii("5\u001c")));
+    }
+
+    @Test
+    void looksAtTheFirst64BytesOnly() {
+        // a counter is at most 20 characters as any store writes it; room for blanks and zeros
+        String spaces = " ".repeat(64 - 1);
+        assertEquals(5, Stores.parseCounter("s", "k", ascii(spaces + "5")));
+        assertEquals(-5, Stores.parseCounter("s", "k", ascii(" ".repeat(62) + "-5")));
+        String zeros = "0".repeat(64 - 2);
+        assertEquals(42, Stores.parseCounter("s", "k", ascii(zeros + "42")));
+        // a number that ends within them is read, whatever follows, however long
+        byte[] tail = new byte[1 << 20];
+        tail[0] = '7';
+        assertEquals(7, Stores.parseCounter("s", "k", tail));
+        // one that does not is refused without reading on: the value is not scanned in full
+        for (String text : new String[] {spaces + " 5", zeros + "042", "  +" + zeros + "1"}) {
+            StoreException e =
+                    assertThrows(
+                            StoreException.class,
+                            () -> Stores.parseCounter("s", "k", ascii(text)),
+                            text);
+            assertTrue(e.getMessage().contains("first 64 bytes"), e::getMessage);
+        }
+        byte[] blank = new byte[16 << 20];
+        java.util.Arrays.fill(blank, (byte) ' ');
+        StoreException e =
+                assertThrows(StoreException.class, () -> Stores.parseCounter("s", "k", blank));
+        assertTrue(e.getMessage().contains("first 64 bytes"), e::getMessage);
+    }
+
+    @Test
     void refusesWhatIsNoCounter() {
         StoreException notNumber =
                 assertThrows(

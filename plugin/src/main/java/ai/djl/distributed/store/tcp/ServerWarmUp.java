@@ -62,7 +62,7 @@ final class ServerWarmUp {
     /**
      * Runs the warm-up for the builder's duration, blocking the caller.
      *
-     * @throws StoreException if the warm-up load fails (a server that cannot serve it is broken)
+     * @throws StoreException if the warm-up load fails; its server logs that and serves without
      */
     static void run(TcpStoreServer server, TcpStoreServer.Builder builder) {
         ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
@@ -119,7 +119,7 @@ final class ServerWarmUp {
         }
         synchronized (failure) {
             if (failure[0] != null) {
-                throw new StoreException("store server warm-up failed: " + failure[0], failure[0]);
+                throw new StoreException("a warm-up client failed: " + failure[0], failure[0]);
             }
         }
     }

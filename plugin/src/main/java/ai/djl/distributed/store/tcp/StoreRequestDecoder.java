@@ -23,6 +23,7 @@ import io.netty.util.concurrent.ScheduledFuture;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -37,13 +38,15 @@ import java.util.concurrent.TimeUnit;
  * magic, refused at its first byte otherwise. After a rejection the decoder discards its input: the
  * server closes the connection.
  *
- * <p>A value is copied into its array as its bytes arrive, so a large request is copied once and
- * the cumulation buffer only ever holds a partial header or key. A request that spans several reads
- * is <em>partial</em>: before waiting for more bytes, the decoder claims what it holds from the
- * server's {@link PartialRequestBudget} (refused: the connection is closed), and a request still
- * partial after the read timeout closes the connection. Between requests nothing is held and no
- * timeout runs, however long the connection stays idle. A request that arrives whole costs neither
- * a claim nor a timer.
+ * <p>A value is copied into its array as its bytes arrive, so the cumulation buffer only ever holds
+ * a partial header or key. A value that arrives whole gets its array at once, and is copied once;
+ * one that does not gets an array that grows (doubling, up to its length) with the bytes received,
+ * so a length announced costs nothing until its bytes come. A request that spans several reads is
+ * <em>partial</em>: before waiting for more bytes, and before growing an array, the decoder claims
+ * what it holds from the server's {@link PartialRequestBudget} (refused: the connection is closed),
+ * and a request still partial after the read timeout closes the connection. Between requests
+ * nothing is held and no timeout runs, however long the connection stays idle. A request that
+ * arrives whole costs neither a claim nor a timer.
  */
 public final class StoreRequestDecoder extends ByteToMessageDecoder {
 
@@ -56,6 +59,11 @@ public final class StoreRequestDecoder extends ByteToMessageDecoder {
 
     /** Bytes a decoded key or value costs beyond its content: object headers and a list slot. */
     private static final int ENTRY_OVERHEAD = 48;
+
+    /** The first array of a value that does not arrive whole, unless more of it has arrived. */
+    private static final int FIRST_PARTIAL_VALUE = 4096;
+
+    private static final byte[] NO_BYTES = new byte[0];
 
     private final int maxKeyBytes;
     private final long maxRequestBytes;
@@ -74,7 +82,7 @@ public final class StoreRequestDecoder extends ByteToMessageDecoder {
     private long number;
     private List<String> keys;
     private List<byte[]> values;
-    private byte[] value; // the VALUE being received, allocated once its length is in
+    private byte[] value; // the VALUE being received, grown as its bytes arrive
     private int filled; // bytes of value received so far
     private long claimed; // from the budget, for the request in progress
     private boolean partial; // the request in progress has waited for bytes at least once
@@ -299,16 +307,16 @@ public final class StoreRequestDecoder extends ByteToMessageDecoder {
         return true;
     }
 
-    // Copies what has arrived into the value's array, allocated once: the bytes are copied once
-    // and the cumulation buffer does not grow with the value.
+    // Copies what has arrived into the value's array: the bytes are copied once if they arrived
+    // whole, and the cumulation buffer does not grow with the value.
     private boolean decodeValue(ByteBuf in) {
-        if (value == null) {
-            if (in.readableBytes() < length) {
-                claim(holding(in)); // the array will outlive this read: claim it before allocating
-            }
-            value = new byte[(int) length];
-        }
         int n = (int) Math.min(in.readableBytes(), length - filled);
+        if (value == null) {
+            value = n == length ? new byte[n] : NO_BYTES; // whole: its array at once, no claim
+        }
+        if (filled + n > value.length) {
+            grow(in, n);
+        }
         in.readBytes(value, filled, n);
         filled += n;
         if (filled < length) {
@@ -319,6 +327,15 @@ public final class StoreRequestDecoder extends ByteToMessageDecoder {
         filled = 0;
         length = -1;
         return true;
+    }
+
+    // Makes room for n more bytes of a value that arrives in parts: doubles the array, up to the
+    // value's length, claiming old and new array both before allocating (the copy needs both).
+    private void grow(ByteBuf in, int n) {
+        long size = Math.max(filled + n, Math.max(FIRST_PARTIAL_VALUE, 2L * value.length));
+        size = Math.min(size, length);
+        claim(holding(in) + size);
+        value = Arrays.copyOf(value, (int) size);
     }
 
     // The request waits for more bytes: claim what it holds, and start its read timeout.
@@ -334,12 +351,14 @@ public final class StoreRequestDecoder extends ByteToMessageDecoder {
         }
     }
 
-    // What the request in progress holds: its keys and values (a value being received counts in
-    // full, as its array is allocated; a key still arriving counts twice, in the announced bytes
-    // and in the cumulation), plus the cumulation buffer, which is freed once fully read.
+    // What the request in progress holds: the keys and values it has received, the array of a
+    // value still arriving (never the length it announced), plus the cumulation buffer (which
+    // holds a key still arriving), freed once fully read.
     private long holding(ByteBuf in) {
         long entries = keys.size() + values.size() + 1L;
-        return requestBytes + entries * ENTRY_OVERHEAD + (in.isReadable() ? in.capacity() : 0);
+        long received = requestBytes - (length < 0 ? 0 : length);
+        long array = value == null ? 0 : value.length;
+        return received + array + entries * ENTRY_OVERHEAD + (in.isReadable() ? in.capacity() : 0);
     }
 
     // Adjusts this connection's claim to what its request holds now.

@@ -42,9 +42,16 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
     private static final Logger logger = LoggerFactory.getLogger(StoreServerHandler.class);
     private static final byte[] EMPTY = new byte[0];
 
+    /**
+     * Past this many gathered reply bytes, the burst's replies go to the channel before the next
+     * request is served, so its write watermark counts them: pipelined small replies are held back
+     * like large ones.
+     */
+    static final int MAX_GATHERED = 64 * 1024;
+
     private final StoreState state;
     private final Queue<StoreRequest> backlog = new ArrayDeque<>();
-    private final long maxReplyBytes;
+    private final long maxReplyBytes; // the request limit: bounds every reply and stored value
     private Waiter waiter;
     private ByteBuf replies; // the replies of this read burst not yet handed to the pipeline
 
@@ -57,7 +64,7 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         StoreRequest req = (StoreRequest) msg;
-        if (!backlog.isEmpty() || !ctx.channel().isWritable()) {
+        if (!isReady(ctx)) {
             // The client is not reading its replies: hold its requests (already decoded, so their
             // size is bounded by what it sent) and stop reading until the replies drain.
             backlog.add(req);
@@ -120,7 +127,8 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
                 reply(ctx, 8).writeLongLE(state.delete(req.key()) ? 1 : 0);
                 return;
             case APPEND:
-                state.append(req.key(), req.value());
+                // a value no larger than a request: every GET of it fits a reply
+                state.append(req.key(), req.value(), maxReplyBytes);
                 return;
             case MULTI_GET:
                 multiGet(ctx, req.keys());
@@ -188,9 +196,13 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
 
     /**
      * Tells whether a request may be served the moment it is read: nothing is held back for a
-     * client that is not reading its replies.
+     * client that is not reading its replies, whose replies (gathered ones included) have passed
+     * the channel's write watermark.
      */
     boolean isReady(ChannelHandlerContext ctx) {
+        if (replies != null && replies.writerIndex() >= MAX_GATHERED) {
+            handOver(ctx); // now counted by the channel's watermark
+        }
         return backlog.isEmpty() && ctx.channel().isWritable();
     }
 
@@ -237,10 +249,19 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
         bytes(ctx, value);
     }
 
+    // Every key of the store, in one reply: bounded like any other.
     private void list(ChannelHandlerContext ctx) {
         List<String> keys = state.list();
+        long size = 8;
+        for (String key : keys) {
+            size += 8 + key.length();
+        }
+        if (size > maxReplyBytes) {
+            throw new StoreException(
+                    "LIST reply of " + size + " bytes exceeds the limit of " + maxReplyBytes);
+        }
         handOver(ctx);
-        ByteBuf out = ctx.alloc().ioBuffer();
+        ByteBuf out = ctx.alloc().ioBuffer((int) size);
         out.writeLongLE(keys.size());
         for (String key : keys) {
             out.writeLongLE(key.length());

@@ -25,11 +25,15 @@ import java.util.Map;
  * method takes the one lock. A write that satisfies a WAIT queues the waiter's STOP_WAITING while
  * still holding the lock, so a CANCEL_WAIT handled afterwards always replies behind it. Keys are
  * raw key bytes held in ISO-8859-1 strings; values are the decoded requests' own arrays.
+ *
+ * <p>A WAIT is registered once on each distinct key it misses, in a list per key kept in the order
+ * the WAITs came; each registration is a node of that list, so a cancel removes each in O(1) and
+ * costs what the WAIT's distinct keys are, never what other waiters on them are.
  */
 final class StoreState {
 
     private final KeyTable table = new KeyTable("TcpStoreServer");
-    private final Map<String, List<Waiter>> waiters = new HashMap<>();
+    private final Map<String, WaitList> waiters = new HashMap<>();
 
     synchronized void set(String key, byte[] value) {
         table.set(key, value);
@@ -60,8 +64,14 @@ final class StoreState {
         return result;
     }
 
-    synchronized void append(String key, byte[] value) {
-        table.append(key, value);
+    /**
+     * Appends to a value.
+     *
+     * @param maxBytes the largest value it may make
+     * @throws ai.djl.distributed.store.StoreException if the value would pass {@code maxBytes}
+     */
+    synchronized void append(String key, byte[] value, long maxBytes) {
+        table.append(key, value, maxBytes);
         satisfy(key);
     }
 
@@ -102,26 +112,22 @@ final class StoreState {
     }
 
     /**
-     * Registers a WAIT, replacing any earlier one of the same waiter.
+     * Registers a WAIT, replacing any earlier one of the same waiter. A key named more than once is
+     * registered once, and one write of it releases it, as on PyTorch's server (which counts it
+     * once per name, and a write of it once per name too).
      *
      * @return {@code true} if every key already exists (nothing registered)
      */
     synchronized boolean await(Waiter waiter, List<String> keys) {
         cancel(waiter);
-        List<String> missing = new ArrayList<>(keys.size());
-        for (String key : keys) {
-            if (!table.exists(key)) {
-                missing.add(key);
-            }
-        }
-        if (missing.isEmpty()) {
+        if (check(keys)) {
             return true;
         }
-        for (String key : missing) {
-            waiters.computeIfAbsent(key, k -> new ArrayList<>(2)).add(waiter);
+        for (String key : keys) {
+            if (!table.exists(key)) {
+                register(waiter, key);
+            }
         }
-        waiter.keys = missing;
-        waiter.missing = missing.size();
         return false;
     }
 
@@ -134,35 +140,33 @@ final class StoreState {
         if (waiter.missing == 0) {
             return false;
         }
-        for (String key : waiter.keys) {
-            List<Waiter> list = waiters.get(key);
-            if (list != null && list.remove(waiter) && list.isEmpty()) {
-                waiters.remove(key);
+        for (Registration r = waiter.registrations; r != null; r = r.sibling) {
+            if (r.list != null) {
+                unlink(r);
             }
         }
-        waiter.keys = List.of();
+        waiter.registrations = null;
         waiter.missing = 0;
         return true;
     }
 
-    /** Pushes onto a queue; wakes at most one waiter, the one a pop would then serve. */
+    /**
+     * Pushes onto a queue. As on PyTorch's libuv server, the push counts for the waiters on the key
+     * in the order they came, each one then no longer waiting for it (the queue exists), up to the
+     * first it completes: that one is woken, the one a pop would then serve; the waiters after it
+     * wait on.
+     */
     synchronized void queuePush(String key, byte[] value) {
         table.queuePush(key, value);
-        List<Waiter> list = waiters.get(key);
-        if (list == null) {
-            return;
-        }
-        for (Waiter w : list) {
-            if (w.missing == 1) {
-                list.remove(w);
-                if (list.isEmpty()) {
-                    waiters.remove(key);
-                }
-                w.missing = 0;
-                w.keys = List.of();
-                w.wake();
+        WaitList list = waiters.get(key);
+        Registration r = list == null ? null : list.head;
+        while (r != null) {
+            Registration next = r.next;
+            unlink(r);
+            if (countDown(r.waiter)) {
                 return;
             }
+            r = next;
         }
     }
 
@@ -175,17 +179,113 @@ final class StoreState {
         return table.queueLength(key);
     }
 
+    /**
+     * Returns how many WAITs are registered on a key.
+     *
+     * @param key the key
+     * @return the registrations, 0 if none
+     */
+    synchronized int waitingOn(String key) {
+        WaitList list = waiters.get(key);
+        int n = 0;
+        for (Registration r = list == null ? null : list.head; r != null; r = r.next) {
+            ++n;
+        }
+        return n;
+    }
+
     // A write to key: each waiter registered on it misses one key fewer; those at 0 are woken.
     private void satisfy(String key) {
-        List<Waiter> list = waiters.remove(key);
+        WaitList list = waiters.remove(key);
+        Registration r = list == null ? null : list.head;
+        while (r != null) {
+            Registration next = r.next;
+            r.list = null;
+            r.prev = null;
+            r.next = null;
+            countDown(r.waiter);
+            r = next;
+        }
+    }
+
+    // One of a waiter's keys is there: wakes it if that was the last (true).
+    private static boolean countDown(Waiter w) {
+        if (--w.missing != 0) {
+            return false;
+        }
+        w.registrations = null;
+        w.wake();
+        return true;
+    }
+
+    // Adds a waiter to a key's list, unless this WAIT named the key before: then the waiter is
+    // the list's last (the lock is held since its first registration, and the waiter had none
+    // before it: cancel() came first). No set of the WAIT's keys is needed to tell.
+    private void register(Waiter waiter, String key) {
+        WaitList list = waiters.get(key);
         if (list == null) {
+            list = new WaitList(key);
+            waiters.put(key, list);
+        } else if (list.tail.waiter == waiter) {
             return;
         }
-        for (Waiter w : list) {
-            if (--w.missing == 0) {
-                w.keys = List.of();
-                w.wake();
-            }
+        // a waiter's first registration is its own node, reused: a WAIT on one key allocates
+        // nothing
+        Registration r = waiter.registrations == null ? waiter.own : new Registration(waiter);
+        r.sibling = waiter.registrations;
+        waiter.registrations = r;
+        r.list = list;
+        r.prev = list.tail;
+        if (list.tail == null) {
+            list.head = r;
+        } else {
+            list.tail.next = r;
+        }
+        list.tail = r;
+        ++waiter.missing;
+    }
+
+    private void unlink(Registration r) {
+        WaitList list = r.list;
+        if (r.prev == null) {
+            list.head = r.next;
+        } else {
+            r.prev.next = r.next;
+        }
+        if (r.next == null) {
+            list.tail = r.prev;
+        } else {
+            r.next.prev = r.prev;
+        }
+        r.list = null;
+        r.prev = null;
+        r.next = null;
+        if (list.head == null) {
+            waiters.remove(list.key);
+        }
+    }
+
+    /** The waiters registered on one key, in the order their WAITs came. */
+    private static final class WaitList {
+        final String key;
+        Registration head;
+        Registration tail;
+
+        WaitList(String key) {
+            this.key = key;
+        }
+    }
+
+    /** One waiter registered on one key: a node of the key's list and of the waiter's chain. */
+    static final class Registration {
+        final Waiter waiter;
+        WaitList list; // null once unlinked
+        Registration prev;
+        Registration next;
+        Registration sibling; // the waiter's registration before this one, in the same WAIT
+
+        Registration(Waiter waiter) {
+            this.waiter = waiter;
         }
     }
 }

@@ -73,6 +73,9 @@ public final class TcpStoreServer implements AutoCloseable {
     /** The default warm-up of a standalone server ({@code bin/djl-dist store-server}). */
     public static final Duration DEFAULT_WARM_UP = Duration.ofMillis(1500);
 
+    /** The largest request limit: a request's value is one Java array. */
+    public static final long MAX_REQUEST_BYTES = Stores.MAX_VALUE_BYTES;
+
     private static final Logger logger = LoggerFactory.getLogger(TcpStoreServer.class);
 
     private final StoreState state = new StoreState();
@@ -120,12 +123,7 @@ public final class TcpStoreServer implements AutoCloseable {
             address = (InetSocketAddress) channel.localAddress();
             logGuards(builder);
             if (builder.warmUp.compareTo(Duration.ZERO) > 0) {
-                long start = System.nanoTime();
-                ServerWarmUp.run(this, builder);
-                logger.info(
-                        "{}: warmed up in {} ms",
-                        this,
-                        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+                warmUp(builder);
             }
         } catch (Exception e) { // Netty rethrows bind's checked IOException unchecked
             if (channel != null) {
@@ -141,6 +139,23 @@ public final class TcpStoreServer implements AutoCloseable {
                             + e.getMessage(),
                     e);
         }
+    }
+
+    // An optimisation only: a warm-up that fails (a loaded host's timeouts, limits its load
+    // passes) leaves a server that serves, compiling as it goes.
+    private void warmUp(Builder builder) {
+        long start = System.nanoTime();
+        try {
+            ServerWarmUp.run(this, builder);
+        } catch (RuntimeException e) {
+            logger.warn("{}: warm-up failed, serving without it: {}", this, e.getMessage());
+            logger.debug("{}: the warm-up's failure", this, e);
+            return;
+        }
+        logger.info(
+                "{}: warmed up in {} ms",
+                this,
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
     }
 
     // What keeps strangers out, once at start, so an operator sees it beside "listening"
@@ -321,6 +336,16 @@ public final class TcpStoreServer implements AutoCloseable {
     }
 
     /**
+     * Returns how many WAITs are registered on a key now, for tests.
+     *
+     * @param key the key as on the wire
+     * @return the registrations on it, 0 if none
+     */
+    int waitingOn(String key) {
+        return state.waitingOn(key);
+    }
+
+    /**
      * Returns whether the server has been closed.
      *
      * @return {@code true} after {@link #close()}
@@ -447,9 +472,10 @@ public final class TcpStoreServer implements AutoCloseable {
          * #build()} returns: a scratch key space on a second loopback listener, closed afterwards,
          * so the real keys are untouched and no client can see it. The JIT compiles the request
          * path meanwhile, and the server is at full speed from its first request instead of after
-         * some 100,000 of them. Default {@code Duration.ZERO}, none: a server embedded in a job's
-         * rank 0 or a test should start at once; {@code bin/djl-dist store-server} uses {@link
-         * #DEFAULT_WARM_UP}.
+         * some 100,000 of them. A warm-up that fails (its clients time out on a loaded host, say)
+         * is logged at WARN, and the server starts anyway. Default {@code Duration.ZERO}, none: a
+         * server embedded in a job's rank 0 or a test should start at once; {@code bin/djl-dist
+         * store-server} uses {@link #DEFAULT_WARM_UP}.
          *
          * @param warmUp zero or a positive duration
          * @return this builder
@@ -506,9 +532,11 @@ public final class TcpStoreServer implements AutoCloseable {
         }
 
         /**
-         * Sets the most key and value bytes one request may carry; default 64 MiB.
+         * Sets the most key and value bytes one request may carry; default 64 MiB. It also bounds
+         * every reply (a MULTI_GET or LIST past it closes its connection, with a WARN) and every
+         * value (an APPEND past it too).
          *
-         * @param maxRequestBytes at least 1
+         * @param maxRequestBytes 1 to {@link TcpStoreServer#MAX_REQUEST_BYTES}
          * @return this builder
          */
         public Builder optMaxRequestBytes(long maxRequestBytes) {
@@ -530,9 +558,10 @@ public final class TcpStoreServer implements AutoCloseable {
         /**
          * Sets the most memory that partly received requests may hold together, across all
          * connections; default 256 MiB. A request that spans several reads holds its keys, its
-         * values (a value counts in full from its length on) and the bytes of a field still
-         * arriving. A connection whose request would take the total past this budget is closed,
-         * with a WARN naming it, the bytes and the budget; the others are unaffected.
+         * values (a value still arriving counts for its array, which grows with the bytes received,
+         * never for the length it announced) and the bytes of a field still arriving. A connection
+         * whose request would take the total past this budget is closed, with a WARN naming it, the
+         * bytes and the budget; the others are unaffected.
          *
          * @param maxPartialRequestBytes at least the {@link #optMaxRequestBytes request limit}
          * @return this builder
@@ -606,6 +635,14 @@ public final class TcpStoreServer implements AutoCloseable {
             checkPositive("backlog", backlog);
             checkPositive("maxKeyBytes", maxKeyBytes);
             checkPositive("maxRequestBytes", maxRequestBytes);
+            if (maxRequestBytes > MAX_REQUEST_BYTES) {
+                throw new IllegalArgumentException(
+                        "maxRequestBytes: "
+                                + maxRequestBytes
+                                + " (expected: 1 to "
+                                + MAX_REQUEST_BYTES
+                                + ")");
+            }
             checkPositive("maxKeys", maxKeys);
             if (maxPartialRequestBytes < maxRequestBytes) {
                 // the largest requests could never be received

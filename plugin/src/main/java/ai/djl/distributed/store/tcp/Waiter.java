@@ -17,7 +17,6 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 
-import java.util.List;
 import java.util.concurrent.Executor;
 
 /**
@@ -32,8 +31,10 @@ final class Waiter {
 
     private final Executor loop;
     private final Runnable stopWaiting;
-    List<String> keys = List.of(); // the keys this waiter is registered on
-    int missing; // how many of them have not been written yet; 0 when not waiting
+    // the first registration of each WAIT, reused: a WAIT on one key allocates nothing
+    final StoreState.Registration own = new StoreState.Registration(this);
+    StoreState.Registration registrations; // of the WAIT, the latest first; null when not waiting
+    int missing; // how many of its keys have not been written yet; 0 when not waiting
 
     /**
      * Creates the waiter of a connection.

@@ -13,6 +13,7 @@
  */
 package ai.djl.distributed.store.tcp;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.Timeout;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -130,15 +132,15 @@ class TcpStoreServerLimitsTest {
             List<SlowSender> senders = new ArrayList<>();
             try {
                 for (int i = 0; i < attackers; ++i) {
-                    // half of a 1 MiB value: the server holds the value's whole array meanwhile
-                    senders.add(SlowSender.partialSet(server.getPort(), MIB, MIB / 2));
+                    // all but the last KiB of a 1 MiB value: the server holds what it received
+                    senders.add(SlowSender.partialSet(server.getPort(), MIB, MIB - 1024));
                 }
                 List<Boolean> closed = closedWithin(senders, Duration.ofSeconds(5));
                 long open = closed.stream().filter(c -> !c).count();
-                // every open sender holds at least its 1 MiB: at most 4 fit, and surely the first
+                // every open sender holds nearly its 1 MiB: at most 4 fit, and surely the first
                 assertTrue(open >= 1 && open <= budget / MIB, open + " senders left open");
                 assertTrue(
-                        server.partialRequestBytes() >= open * MIB,
+                        server.partialRequestBytes() >= open * (MIB - 1024),
                         server.partialRequestBytes() + " bytes held by " + open + " senders");
             } finally {
                 closeAll(senders);
@@ -150,6 +152,58 @@ class TcpStoreServerLimitsTest {
             System.out.println("budget: " + healthy.finish());
             assertTrue(sampler.max() <= budget, sampler.max() + " bytes held");
             assertTrue(sampler.max() >= MIB, sampler.max() + " bytes held");
+        }
+    }
+
+    @Test
+    void theBudgetCountsBytesReceivedNotBytesAnnounced() throws Exception {
+        int request = 4 * MIB;
+        int budget = 8 * MIB;
+        int announcers = 10;
+        try (TcpStoreServer server =
+                        TcpStoreServer.builder()
+                                .optHost("127.0.0.1")
+                                .optMaxRequestBytes(request)
+                                .optMaxPartialRequestBytes(budget)
+                                .optReadTimeout(Duration.ofMinutes(5)) // only the budget acts
+                                .optDirectConnections(false)
+                                .build();
+                RawClient honest = new RawClient(server.getPort());
+                HealthyClient healthy = new HealthyClient(server.getPort())) {
+            List<SlowSender> senders = new ArrayList<>();
+            try {
+                for (int i = 0; i < announcers; ++i) {
+                    // announces the largest value a request may carry, and sends one byte of it
+                    senders.add(SlowSender.partialSet(server.getPort(), request - 64, 1));
+                }
+                waitUntil(
+                        () -> server.partialRequestBytes() > 0,
+                        Duration.ofSeconds(20),
+                        "the announcers' requests are partial");
+                Thread.sleep(200);
+                long held = server.partialRequestBytes();
+                // each holds the byte it sent, in a small array, not the 4 MiB it announced
+                assertTrue(held < MIB, held + " bytes held for " + announcers + " one-byte sends");
+                // meanwhile a request of nearly the limit arrives in two halves, and is served
+                byte[] value = new byte[request - 1024];
+                Arrays.fill(value, (byte) 7);
+                byte[] set = new Wire().u8(1).str("/honest").bytes(value).get();
+                honest.validate().raw(Arrays.copyOf(set, set.length / 2)).flush();
+                Thread.sleep(200);
+                honest.raw(Arrays.copyOfRange(set, set.length / 2, set.length));
+                honest.u8(3).str("/honest"); // GET
+                assertEquals(value.length, honest.readI64());
+                assertArrayEquals(value, honest.readBytes(value.length));
+                List<Boolean> closed = closedWithin(senders, Duration.ofMillis(500));
+                assertEquals(0, closed.stream().filter(c -> c).count(), "announcers closed");
+            } finally {
+                closeAll(senders);
+            }
+            waitUntil(
+                    () -> server.partialRequestBytes() == 0,
+                    Duration.ofSeconds(20),
+                    "partial requests give their memory back, " + server.partialRequestBytes());
+            System.out.println("announced: " + healthy.finish());
         }
     }
 
@@ -244,6 +298,19 @@ class TcpStoreServerLimitsTest {
                         IllegalArgumentException.class,
                         () -> TcpStoreServer.builder().optReadTimeout(Duration.ZERO).build());
         assertTrue(e.getMessage().contains("readTimeout: PT0S"), e.getMessage());
+        // a value is one Java array: a request limit past the largest one could never be met
+        long tooLarge = Integer.MAX_VALUE + 1L;
+        e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () ->
+                                TcpStoreServer.builder()
+                                        .optHost("127.0.0.1")
+                                        .optMaxRequestBytes(tooLarge)
+                                        .optMaxPartialRequestBytes(tooLarge)
+                                        .build()
+                                        .close());
+        assertEquals("maxRequestBytes: 2147483648 (expected: 1 to 2147483583)", e.getMessage());
         // the same checks when a TcpStore starts the server
         TcpStore.Builder serving =
                 TcpStore.builder().setHost("127.0.0.1").setPort(0).optServer(true);

@@ -32,7 +32,9 @@ import org.junit.jupiter.api.Timeout;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.io.PrintStream;
 import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -98,6 +100,34 @@ class TcpStoreServerTest {
         assertThrows(
                 IllegalArgumentException.class,
                 () -> TcpStoreServer.builder().optBusyPoll(Duration.ofMillis(-1)));
+    }
+
+    @Test
+    void aFailedWarmUpIsLoggedAndTheServerStarts() throws Exception {
+        // keys of 8 bytes at most: the warm-up's own keys ("/warm-up/0") are refused, so its
+        // clients are closed and it fails, for real
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        PrintStream saved = System.err;
+        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+        try (TcpStoreServer cold =
+                TcpStoreServer.builder()
+                        .optHost("127.0.0.1")
+                        .optMaxKeyBytes(8)
+                        .optWarmUp(Duration.ofMillis(300))
+                        .build()) {
+            System.setErr(saved);
+            try (RawClient raw = new RawClient(cold.getPort())) {
+                raw.validate();
+                raw.u8(4).str("/n").i64(5); // ADD
+                assertEquals(5, raw.readI64());
+            }
+            assertEquals(1, cold.numKeys());
+        } finally {
+            System.setErr(saved);
+        }
+        String text = err.toString(StandardCharsets.UTF_8);
+        assertTrue(text.contains("WARN"), text);
+        assertTrue(text.contains("warm-up failed"), text);
     }
 
     @Test
