@@ -453,13 +453,19 @@ final class FlatUnit implements AutoCloseable {
                 }
                 grad.addi(p.out());
             } finally {
-                p.flat().close();
-                if (done || ended(p.scatter(), replicas, p.allReduce())) {
-                    pool.give(p.packed());
-                    if (p.out() != p.packed()) {
-                        pool.give(p.out());
-                    }
-                }
+                release(p, done || ended(p.scatter(), replicas, p.allReduce()));
+            }
+        }
+    }
+
+    // Closes a reduction's flat view; its buffers go back to the pool only if no collective may
+    // still write them (else they stay out, freed when the trainer closes).
+    private void release(Pending p, boolean reusable) {
+        p.flat().close();
+        if (reusable) {
+            pool.give(p.packed());
+            if (p.out() != p.packed()) {
+                pool.give(p.out());
             }
         }
     }
@@ -561,13 +567,7 @@ final class FlatUnit implements AutoCloseable {
             try {
                 completed = awaitQuietly(p);
             } finally {
-                p.flat().close();
-                if (completed) {
-                    pool.give(p.packed());
-                    if (p.out() != p.packed()) {
-                        pool.give(p.out());
-                    }
-                }
+                release(p, completed);
             }
         }
     }

@@ -136,7 +136,8 @@ public final class KeyTable {
     public void append(String key, byte[] value, long maxBytes) {
         byte[] old = values.get(key);
         long size = (old == null ? 0L : old.length) + value.length;
-        if (size > Math.min(maxBytes, Stores.MAX_VALUE_BYTES)) {
+        long limit = Math.min(maxBytes, Stores.MAX_VALUE_BYTES);
+        if (size > limit) {
             throw new StoreException(
                     store
                             + ": append to key '"
@@ -144,7 +145,7 @@ public final class KeyTable {
                             + "' would make a value of "
                             + size
                             + " bytes, past the limit of "
-                            + Math.min(maxBytes, Stores.MAX_VALUE_BYTES));
+                            + limit);
         }
         values.put(key, old == null ? value : Stores.concat(old, value));
     }

@@ -120,15 +120,12 @@ final class StoreState {
      */
     synchronized boolean await(Waiter waiter, List<String> keys) {
         cancel(waiter);
-        if (check(keys)) {
-            return true;
-        }
         for (String key : keys) {
             if (!table.exists(key)) {
                 register(waiter, key);
             }
         }
-        return false;
+        return waiter.missing == 0;
     }
 
     /**
