@@ -28,12 +28,18 @@ import java.util.Map;
  *
  * <p>Not thread-safe: its owner calls it under a lock of its own, and decides whom a write wakes.
  * Values are kept as given and returned as kept, not copied: an owner whose callers may change a
- * value after the call copies it on the way in and out.
+ * value after the call copies it on the way in and out. The exception is a value appended to: it
+ * grows in a buffer with room to spare, as PyTorch's servers grow a {@code std::vector}, so a run
+ * of appends copies each byte a bounded number of times instead of the whole value on every append;
+ * the next read joins it into an array of its exact length, which is then kept as any other value.
+ * An array this table has returned is never written to again.
  */
 public final class KeyTable {
 
     private final String store; // names the store in errors
     private final Map<String, byte[]> values = new HashMap<>();
+    // Keys appended to since they were last read; a key is in values or here, never in both.
+    private final Map<String, Growing> growing = new HashMap<>();
     private final Map<String, ArrayDeque<byte[]>> queues = new HashMap<>();
 
     /**
@@ -52,6 +58,7 @@ public final class KeyTable {
      * @param value the value, kept as given
      */
     public void set(String key, byte[] value) {
+        growing.remove(key);
         values.put(key, value);
     }
 
@@ -62,7 +69,15 @@ public final class KeyTable {
      * @return the value as kept, or {@code null} if the key has none
      */
     public byte[] get(String key) {
-        return values.get(key);
+        byte[] value = values.get(key);
+        if (value == null) {
+            Growing g = growing.remove(key);
+            if (g != null) {
+                value = g.toArray();
+                values.put(key, value);
+            }
+        }
+        return value;
     }
 
     /**
@@ -72,7 +87,7 @@ public final class KeyTable {
      * @return whether {@link #get} would return a value
      */
     public boolean hasValue(String key) {
-        return values.containsKey(key);
+        return values.containsKey(key) || growing.containsKey(key);
     }
 
     /**
@@ -84,9 +99,9 @@ public final class KeyTable {
      * @throws StoreException naming the store and key if the value is not a number
      */
     public long add(String key, long delta) {
-        byte[] old = values.get(key);
+        byte[] old = get(key);
         long value = (old == null ? 0 : Stores.parseCounter(store, key, old)) + delta;
-        values.put(key, Stores.formatCounter(value));
+        values.put(key, Stores.formatCounter(value)); // get() left the key out of growing
         return value;
     }
 
@@ -101,7 +116,7 @@ public final class KeyTable {
      *     otherwise the current value, or {@code expected} if the key is missing
      */
     public byte[] compareSet(String key, byte[] expected, byte[] desired) {
-        byte[] current = values.get(key);
+        byte[] current = get(key);
         if (current == null) {
             if (expected.length != 0) {
                 return expected;
@@ -125,7 +140,9 @@ public final class KeyTable {
     }
 
     /**
-     * Appends bytes to a key's value, up to a size; a missing key is set to them.
+     * Appends bytes to a key's value, up to a size; a missing key is set to them. The value grows
+     * in place with room to spare (at most half its size again, never past {@code maxBytes}), so a
+     * run of appends costs time in proportion to the bytes appended.
      *
      * @param key the key
      * @param value the bytes; kept as given if the key was missing
@@ -134,8 +151,9 @@ public final class KeyTable {
      *     maxBytes} (the value is then unchanged)
      */
     public void append(String key, byte[] value, long maxBytes) {
-        byte[] old = values.get(key);
-        long size = (old == null ? 0L : old.length) + value.length;
+        Growing g = growing.get(key);
+        byte[] old = g == null ? values.get(key) : null;
+        long size = (g != null ? g.length : old == null ? 0L : old.length) + value.length;
         long limit = Math.min(maxBytes, Stores.MAX_VALUE_BYTES);
         if (size > limit) {
             throw new StoreException(
@@ -147,7 +165,16 @@ public final class KeyTable {
                             + " bytes, past the limit of "
                             + limit);
         }
-        values.put(key, old == null ? value : Stores.concat(old, value));
+        if (g == null) {
+            if (old == null) {
+                values.put(key, value);
+                return;
+            }
+            g = new Growing(old, (int) size, limit);
+            values.remove(key);
+            growing.put(key, g);
+        }
+        g.append(value, (int) size, limit);
     }
 
     /**
@@ -157,7 +184,7 @@ public final class KeyTable {
      * @return whether it had one
      */
     public boolean delete(String key) {
-        return values.remove(key) != null;
+        return values.remove(key) != null | growing.remove(key) != null;
     }
 
     /**
@@ -166,7 +193,7 @@ public final class KeyTable {
      * @return the count, queues aside
      */
     public long size() {
-        return values.size();
+        return values.size() + growing.size();
     }
 
     /**
@@ -175,7 +202,10 @@ public final class KeyTable {
      * @return a new list, in no particular order
      */
     public List<String> keys() {
-        return new ArrayList<>(values.keySet());
+        List<String> keys = new ArrayList<>(values.size() + growing.size());
+        keys.addAll(values.keySet());
+        keys.addAll(growing.keySet());
+        return keys;
     }
 
     /**
@@ -185,7 +215,7 @@ public final class KeyTable {
      * @return whether it exists
      */
     public boolean exists(String key) {
-        return values.containsKey(key) || queues.containsKey(key);
+        return hasValue(key) || queues.containsKey(key);
     }
 
     /**
@@ -235,5 +265,36 @@ public final class KeyTable {
     public long queueLength(String key) {
         ArrayDeque<byte[]> queue = queues.get(key);
         return queue == null ? 0 : queue.size();
+    }
+
+    /** A value being appended to: its first {@code length} bytes of {@code buffer}. */
+    private static final class Growing {
+        private byte[] buffer;
+        private int length;
+
+        // Starts from a value that is about to take size bytes: room for them and half as many
+        // more.
+        Growing(byte[] value, int size, long limit) {
+            buffer = Arrays.copyOf(value, capacity(size, limit));
+            length = value.length;
+        }
+
+        void append(byte[] value, int size, long limit) {
+            if (size > buffer.length) {
+                buffer = Arrays.copyOf(buffer, capacity(size, limit));
+            }
+            System.arraycopy(value, 0, buffer, length, value.length);
+            length = size;
+        }
+
+        byte[] toArray() {
+            return length == buffer.length ? buffer : Arrays.copyOf(buffer, length);
+        }
+
+        // ArrayList's growth, 1.5x, within the limit: each byte is copied a bounded number of
+        // times over a run of appends, and the spare room is at most a third of the buffer.
+        private static int capacity(int size, long limit) {
+            return (int) Math.min((long) size + (size >> 1), limit);
+        }
     }
 }
