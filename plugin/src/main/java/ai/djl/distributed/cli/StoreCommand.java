@@ -39,7 +39,9 @@ import java.util.concurrent.Callable;
 
 /**
  * {@code djl-dist store}: one operation on a store, like redis-cli for a rendezvous. Keys are the
- * user's keys as a Python rank passes them; {@code get} writes the value's raw bytes to stdout.
+ * user's keys as a Python rank passes them; {@code get} writes the value's raw bytes to stdout. A
+ * file is opened as an observer ({@link FileStore#observe}): it is not counted as one of the job's
+ * workers, and only a write creates a missing file.
  */
 @Command(
         name = "store",
@@ -153,7 +155,10 @@ final class StoreCommand implements Callable<Integer> {
 
     private Store open(Duration timeout) {
         if (where.file != null) {
-            return new FileStore(where.file);
+            // An observer: a participant would count in refcount/ and cleanup/, so an operator's
+            // look at a job's file could make the job's last worker delete it early; and a read
+            // of a mistyped path would create a file.
+            return FileStore.observe(where.file, timeout);
         }
         TcpStore.Builder builder =
                 TcpStore.builder()

@@ -49,8 +49,10 @@ import java.util.Optional;
  * the same prefix only if it adds it itself. The TcpStore of rank 0 is multi-tenant, so several
  * groups of one process may rendezvous on one port.
  *
- * <p>Creating the store blocks until every rank has joined (the TcpStore worker count) or the
- * timeout expires.
+ * <p>Creating a TcpStore blocks until every rank has joined (the TcpStore worker count) or the
+ * timeout expires. Creating a FileStore does not wait for the other ranks: it waits, within the
+ * timeout, only for the file's lock to add itself to {@code refcount/}; ranks meet later, when they
+ * wait for each other's keys.
  */
 public final class Rendezvous {
 
@@ -186,9 +188,8 @@ public final class Rendezvous {
                         .orElseThrow(
                                 () -> new IllegalArgumentException("world size parameter missing"));
         checkRank(rank, worldSize);
-        FileStore store = new FileStore(Path.of(path), worldSize);
-        store.setTimeout(timeout);
-        return new Result(store, rank, worldSize);
+        // The timeout bounds the opening too: it waits for the file's lock to add to refcount/.
+        return new Result(new FileStore(Path.of(path), worldSize, timeout), rank, worldSize);
     }
 
     // PyTorch's _create_c10d_store: rank 0 serves unless torchrun's agent already does.

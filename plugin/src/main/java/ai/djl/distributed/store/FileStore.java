@@ -42,12 +42,21 @@ import java.util.function.Supplier;
  *
  * <p><b>Blocking.</b> {@link #get} and {@link #waitFor} poll every 10 ms until their keys exist,
  * also while the file itself does not exist yet. The other calls wait only for the locks, and,
- * except those that create the file, for the file to appear.
+ * except those that create the file, for the file to appear. The constructor waits for the
+ * exclusive lock, within the timeout it is given (else the default 300 s), and for no other rank.
  *
  * <p><b>Lifecycle.</b> The constructor adds 1 to {@code refcount/}. {@link #close()} adds 1 to
- * {@code cleanup/} and -1 to {@code refcount/}; when no instance is left and at least {@code
- * numWorkers} have closed, it deletes the file. A store used after {@code close()} throws {@link
- * IllegalStateException}.
+ * {@code cleanup/} and -1 to {@code refcount/}, in one write; when no instance is left and at least
+ * {@code numWorkers} have closed, it deletes the file. A store used after {@code close()} throws
+ * {@link IllegalStateException}.
+ *
+ * <p><b>Observers.</b> A store opened by {@link #observe} is no participant: it never touches
+ * {@code refcount/} or {@code cleanup/}, and never deletes the file, so a tool that looks at a
+ * running job's file cannot make the job's last worker delete it early. It does not create the file
+ * to read it: its reads wait for a missing file as they would for a missing key. Its writes ({@code
+ * set}, {@code add}, {@code compareSet}, {@code append}) create the file, as any writer's.
+ *
+ * <p>Thread-safe: threads of one instance take turns under its lock.
  *
  * <p>As PyTorch's, {@link #deleteKey} always returns {@code true}, a counter holding an empty value
  * counts as 0, {@link #multiGet} and {@link #multiSet} are the {@link Store} fallbacks, {@link
@@ -63,8 +72,9 @@ public final class FileStore implements Store {
 
     private final Path path;
     private final int numWorkers;
+    private final boolean observer; // holds no reference: see observe()
     private final ReentrantLock lock = new ReentrantLock();
-    private volatile Duration timeout = DEFAULT_TIMEOUT;
+    private volatile Duration timeout;
 
     // Guarded by lock: the replayed records, the offset replayed up to, and the lifecycle.
     private final Map<String, byte[]> cache = new HashMap<>();
@@ -92,6 +102,27 @@ public final class FileStore implements Store {
      * @throws StoreException if the file cannot be created, locked or read
      */
     public FileStore(Path path, int numWorkers) {
+        this(path, numWorkers, DEFAULT_TIMEOUT);
+    }
+
+    /**
+     * Opens a store on a file, creating the file if it is missing, with a timeout that bounds the
+     * opening too: waiting for another process's lock to add to {@code refcount/}.
+     *
+     * @param path the file; its directory must exist
+     * @param numWorkers how many instances must have closed before the last one deletes the file,
+     *     or -1 to never delete it (PyTorch's {@code world_size})
+     * @param timeout the store's timeout, as {@link #setTimeout} sets it
+     * @throws IllegalArgumentException if the path or timeout is null, the timeout is not positive,
+     *     or {@code numWorkers} is neither -1 nor positive
+     * @throws StoreException if the file cannot be created, locked or read within the timeout
+     */
+    public FileStore(Path path, int numWorkers, Duration timeout) {
+        this(path, numWorkers, timeout, false);
+        locked(true, file -> addLocked(file, REFCOUNT_KEY, REFCOUNT_KEY, 1));
+    }
+
+    private FileStore(Path path, int numWorkers, Duration timeout, boolean observer) {
         if (path == null) {
             throw new IllegalArgumentException("path: null (expected: a file path)");
         }
@@ -101,7 +132,26 @@ public final class FileStore implements Store {
         }
         this.path = path;
         this.numWorkers = numWorkers;
-        locked(true, file -> addLocked(file, REFCOUNT_KEY, REFCOUNT_KEY, 1));
+        this.timeout = Stores.checkTimeout(timeout);
+        this.observer = observer;
+    }
+
+    /**
+     * Opens a store on a file as an observer, not a participant: for tools that read or write the
+     * file of a job without being one of its workers. It never adds to {@code refcount/} or {@code
+     * cleanup/} and never deletes the file, so the job's workers count only themselves. Opening it
+     * touches no file, so it does not block. As a participant's, its {@code get}, {@code waitFor},
+     * {@code check}, {@code numKeys} and {@code deleteKey} wait for a missing file until their
+     * timeout and never create it, and its {@code set}, {@code add}, {@code compareSet} and {@code
+     * append} create it.
+     *
+     * @param path the file
+     * @param timeout the store's timeout, as {@link #setTimeout} sets it
+     * @return the store; closing it only marks it closed
+     * @throws IllegalArgumentException if the path or timeout is null or the timeout not positive
+     */
+    public static FileStore observe(Path path, Duration timeout) {
+        return new FileStore(path, -1, timeout, true);
     }
 
     /**
@@ -230,7 +280,9 @@ public final class FileStore implements Store {
     /**
      * Gives up this instance's reference to the file, and deletes the file if it was the last of at
      * least {@code numWorkers}; does nothing if the file is gone or the store already closed. If
-     * the file cannot be locked or read in time, the store stays open and the call may be repeated.
+     * the file cannot be locked, read or updated in time, the store stays open, neither counter has
+     * changed, and the call may be repeated. An observer ({@link #observe}) only marks itself
+     * closed.
      *
      * @throws StoreException if the file cannot be locked, updated or deleted
      */
@@ -243,6 +295,10 @@ public final class FileStore implements Store {
             if (closed) {
                 return;
             }
+            if (observer) {
+                closed = true; // it holds no reference to give up
+                return;
+            }
             // Without O_CREAT: if someone removed the file there is no reference left to give up.
             try (PosixFile file = PosixFile.open(toString(), path, true, false)) {
                 if (file == null) {
@@ -253,9 +309,21 @@ public final class FileStore implements Store {
                 // the file leaves the store open, and a later close gives the reference up.
                 lockFile(file, true, deadline, timeout);
                 replayLocked(file);
-                // Both counters under one lock, so no other instance sees one without the other.
-                long finished = addLocked(file, CLEANUP_KEY, CLEANUP_KEY, 1);
-                long references = addLocked(file, REFCOUNT_KEY, REFCOUNT_KEY, -1);
+                // Both counters in one write, computed before it: a close that fails (a counter
+                // that is no number, a write that fails and is taken back) leaves both as they
+                // were, so a retry cannot count this instance among the finished twice and let
+                // the file be deleted before numWorkers instances have really closed.
+                long finished = counterAfterLocked(CLEANUP_KEY, CLEANUP_KEY, 1);
+                long references = counterAfterLocked(REFCOUNT_KEY, REFCOUNT_KEY, -1);
+                byte[] finishedValue = Stores.formatCounter(finished);
+                byte[] referencesValue = Stores.formatCounter(references);
+                writeLocked(
+                        file,
+                        Stores.concat(
+                                FileStoreLog.encode(CLEANUP_KEY, finishedValue),
+                                FileStoreLog.encode(REFCOUNT_KEY, referencesValue)));
+                FileStoreLog.apply(cache, CLEANUP_KEY, finishedValue);
+                FileStoreLog.apply(cache, REFCOUNT_KEY, referencesValue);
                 closed = true;
                 if (references == 0 && numWorkers >= 0 && finished >= numWorkers) {
                     Files.deleteIfExists(path);
@@ -409,9 +477,15 @@ public final class FileStore implements Store {
      * this instance need not read its own writes back.
      */
     private boolean appendLocked(PosixFile file, String fileKey, byte[] value) {
-        byte[] record = FileStoreLog.encode(fileKey, value);
+        writeLocked(file, FileStoreLog.encode(fileKey, value));
+        FileStoreLog.apply(cache, fileKey, value);
+        return true;
+    }
+
+    /** Writes whole records at the end of the exclusively locked, just replayed file. */
+    private void writeLocked(PosixFile file, byte[] records) {
         try {
-            file.write(offset, record);
+            file.write(offset, records);
         } catch (StoreException e) {
             // Take back a partial record, which would make the file unreadable for every rank.
             try {
@@ -421,20 +495,23 @@ public final class FileStore implements Store {
             }
             throw e;
         }
-        offset += record.length;
-        FileStoreLog.apply(cache, fileKey, value);
-        return true;
+        offset += records.length;
     }
 
     private long addLocked(PosixFile file, String fileKey, String key, long delta) {
-        byte[] old = cache.get(fileKey);
-        // PyTorch's FileStore counts a missing or empty value as 0.
-        long value = delta;
-        if (old != null && old.length > 0) {
-            value += Stores.parseCounter(toString(), key, old);
-        }
+        long value = counterAfterLocked(fileKey, key, delta);
         appendLocked(file, fileKey, Stores.formatCounter(value));
         return value;
+    }
+
+    /** Returns what a counter would hold after an add, writing nothing; fails on overflow. */
+    private long counterAfterLocked(String fileKey, String key, long delta) {
+        byte[] old = cache.get(fileKey);
+        // PyTorch's FileStore counts a missing or empty value as 0.
+        if (old == null || old.length == 0) {
+            return delta;
+        }
+        return Stores.addCounter(toString(), key, Stores.parseCounter(toString(), key, old), delta);
     }
 
     private void checkOpen() {

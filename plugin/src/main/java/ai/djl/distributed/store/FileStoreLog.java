@@ -56,15 +56,42 @@ final class FileStoreLog {
      * @param key the key as stored in the file (with its {@code "/"} or {@code "-/"} prefix)
      * @param value the value
      * @return the record's bytes
+     * @throws StoreException if the record would not fit in one array
      */
     static byte[] encode(String key, byte[] value) {
         byte[] k = key.getBytes(StandardCharsets.UTF_8);
-        byte[] record = new byte[4 + k.length + 4 + value.length];
+        byte[] record = new byte[recordSize(k.length, value.length)];
         putLength(record, 0, k.length);
         System.arraycopy(k, 0, record, 4, k.length);
         putLength(record, 4 + k.length, value.length);
         System.arraycopy(value, 0, record, 8 + k.length, value.length);
         return record;
+    }
+
+    /**
+     * Returns the size of a record, checked before anything is allocated or written.
+     *
+     * @param keyBytes the length of the encoded key
+     * @param valueBytes the length of the value
+     * @return {@code 4 + keyBytes + 4 + valueBytes}
+     * @throws StoreException naming the sizes if that is past {@link Stores#MAX_VALUE_BYTES}, the
+     *     largest array a store makes
+     */
+    static int recordSize(int keyBytes, int valueBytes) {
+        // In a long: in an int, a value near 2 GiB wraps the sum negative or small.
+        long size = 4L + keyBytes + 4L + valueBytes;
+        if (size > Stores.MAX_VALUE_BYTES) {
+            throw new StoreException(
+                    "FileStore: a record of a "
+                            + keyBytes
+                            + "-byte key and a "
+                            + valueBytes
+                            + "-byte value takes "
+                            + size
+                            + " bytes, past the largest a store writes at once, "
+                            + Stores.MAX_VALUE_BYTES);
+        }
+        return (int) size;
     }
 
     /**

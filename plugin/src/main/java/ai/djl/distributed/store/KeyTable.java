@@ -96,11 +96,16 @@ public final class KeyTable {
      * @param key the counter's key
      * @param delta what to add
      * @return the new value
-     * @throws StoreException naming the store and key if the value is not a number
+     * @throws StoreException naming the store and key if the value is not a number, or the store,
+     *     key, value and delta if the sum overflows a long; the value is then unchanged
      */
     public long add(String key, long delta) {
         byte[] old = get(key);
-        long value = (old == null ? 0 : Stores.parseCounter(store, key, old)) + delta;
+        long value =
+                old == null
+                        ? delta
+                        : Stores.addCounter(
+                                store, key, Stores.parseCounter(store, key, old), delta);
         values.put(key, Stores.formatCounter(value)); // get() left the key out of growing
         return value;
     }

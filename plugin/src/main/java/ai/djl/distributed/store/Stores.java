@@ -181,6 +181,36 @@ public final class Stores {
         }
     }
 
+    /**
+     * Adds to a counter's value, refusing to wrap around as C++'s {@code int64_t} would.
+     *
+     * @param store the store, for the message
+     * @param key the key, for the message
+     * @param old the counter's value
+     * @param delta what to add
+     * @return the sum
+     * @throws StoreException naming the store, key, value and delta if the sum is not a long; the
+     *     caller then leaves the counter as it was
+     */
+    public static long addCounter(String store, String key, long old, long delta) {
+        try {
+            return Math.addExact(old, delta);
+        } catch (ArithmeticException e) {
+            // Wrapped, a counter of arrivals would jump to a huge negative count that every
+            // later add carries on from; failing the add that overflows names the cause.
+            throw new StoreException(
+                    store
+                            + ": add of "
+                            + delta
+                            + " to counter '"
+                            + key
+                            + "' holding "
+                            + old
+                            + " overflows a long; the counter is unchanged",
+                    e);
+        }
+    }
+
     // C's isspace() in the "C" locale; Java's Character.isWhitespace also takes 0x1C to 0x1F
     private static boolean isCSpace(byte b) {
         return b == ' ' || (b >= '\t' && b <= '\r');

@@ -14,17 +14,26 @@
 package ai.djl.distributed.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.djl.distributed.store.FileStore;
 import ai.djl.distributed.store.tcp.TcpStoreServer;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
 import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
+import java.util.stream.Stream;
 
 @Timeout(120)
 class StoreCommandTest {
@@ -67,6 +76,61 @@ class StoreCommandTest {
             assertEquals(0, store(port, "Infinity", List.of("set", "k", "v")));
             assertEquals(0, store(port, "1e300", List.of("wait", "k")));
             assertEquals(1, server.numKeys());
+        }
+    }
+
+    @Test
+    void aFileStoreIsObservedNotJoined() throws Exception {
+        Path dir = Files.createTempDirectory("djl-store-command-");
+        try {
+            Path file = dir.resolve("store");
+            FileStore rank0 = new FileStore(file, 2);
+            rank0.set("k", "v");
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            assertEquals(0, captured(out, "--file", file.toString(), "get", "k"));
+            assertEquals("v", out.toString(StandardCharsets.UTF_8));
+            // The operator was no worker: one of two closes does not delete the file.
+            rank0.close();
+            assertTrue(Files.exists(file), "the operator's get counted as a worker");
+            try (FileStore rank1 = new FileStore(file, 2)) {
+                assertEquals("v", rank1.getString("k"));
+            }
+            assertFalse(Files.exists(file), "the second of two workers deletes the file");
+
+            // A read of a missing file waits for it, within --timeout, and does not create it.
+            Path typo = dir.resolve("stroe");
+            long start = System.nanoTime();
+            assertEquals(
+                    3, captured(out, "--file", typo.toString(), "--timeout", "0.5", "get", "k"));
+            assertTrue(System.nanoTime() - start < 10_000_000_000L, "--timeout was not used");
+            assertFalse(Files.exists(typo), "a read created the file");
+            // A write creates it, as PyTorch's writers do, and joins nothing.
+            assertEquals(0, captured(out, "--file", typo.toString(), "set", "k", "w"));
+            try (FileStore later = new FileStore(typo, 1)) {
+                assertEquals("w", later.getString("k"));
+                assertEquals(2, later.numKeys(), "/k and refcount/ only: no cleanup/ written");
+            }
+            assertFalse(Files.exists(typo));
+        } finally {
+            try (Stream<Path> paths = Files.walk(dir)) {
+                for (Path p : (Iterable<Path>) paths.sorted(Comparator.reverseOrder())::iterator) {
+                    Files.delete(p);
+                }
+            }
+        }
+    }
+
+    /** Runs {@code store} with its standard output in {@code out}, emptied first. */
+    private static int captured(ByteArrayOutputStream out, String... arguments) {
+        out.reset();
+        List<String> line = new ArrayList<>(List.of("store"));
+        line.addAll(List.of(arguments));
+        PrintStream saved = System.out;
+        System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+        try {
+            return Main.run(line);
+        } finally {
+            System.setOut(saved);
         }
     }
 

@@ -16,8 +16,12 @@ package ai.djl.distributed.store;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ai.djl.distributed.rendezvous.Rendezvous;
 
 import org.junit.jupiter.api.Test;
 
@@ -34,7 +38,9 @@ import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -335,6 +341,126 @@ class FileStoreTest extends StoreContractTest {
         byte[] all = Files.readAllBytes(path);
         assertArrayEquals(tail, Arrays.copyOfRange(all, all.length - tail.length, all.length));
         assertThrows(IllegalStateException.class, () -> second.set("k", "v"));
+    }
+
+    @Test
+    void aCloseThatFailsWritesNeitherCounter() throws IOException {
+        Path file = dir.resolve("bad-refcount");
+        FileStore s = new FileStore(file, 1);
+        // A refcount/ that is no number: the close cannot give the reference up, and must not
+        // count itself finished either, or its retries would count it once each.
+        Files.write(file, FileStoreLog.encode("refcount/", b("x")), StandardOpenOption.APPEND);
+        byte[] before = Files.readAllBytes(file);
+        assertThrows(StoreException.class, s::close);
+        assertThrows(StoreException.class, s::close);
+        byte[] after = Files.readAllBytes(file);
+        assertNull(readLog(after).get("cleanup/"), "cleanup/ counted a close that failed");
+        assertArrayEquals(before, after, "a failed close wrote something");
+        // Repaired, the next close gives the reference up and, the only worker, deletes the file.
+        Files.write(file, records("refcount/", "1"), StandardOpenOption.APPEND);
+        s.close();
+        assertFalse(Files.exists(file));
+    }
+
+    @Test
+    void counterOverflowIsRefusedAndLeavesTheValue() throws IOException {
+        assertEquals(Long.MAX_VALUE, store.add("c", Long.MAX_VALUE));
+        long size = Files.size(path);
+        StoreException up = assertThrows(StoreException.class, () -> store.add("c", 1));
+        for (String part : List.of(store.toString(), "'c'", "9223372036854775807", " 1 ")) {
+            assertTrue(up.getMessage().contains(part), up.getMessage() + " lacks " + part);
+        }
+        assertEquals("9223372036854775807", store.getString("c"));
+        assertEquals(size, Files.size(path), "a refused add wrote a record");
+
+        assertEquals(Long.MIN_VALUE, store.add("d", Long.MIN_VALUE));
+        StoreException down = assertThrows(StoreException.class, () -> store.add("d", -1));
+        assertTrue(down.getMessage().contains("-9223372036854775808"), down.getMessage());
+        assertEquals("-9223372036854775808", store.getString("d"));
+        assertEquals(9223372036854775806L, store.add("c", -1), "a counter in range still adds");
+    }
+
+    @Test
+    void openingIsBoundedByTheTimeoutGivenToTheConstructor() throws Exception {
+        Path flock = Path.of("/usr/bin/flock");
+        assertTrue(Files.isExecutable(flock), "util-linux flock(1) is not installed");
+        String url = "file://" + path + "?rank=0&world_size=2";
+        try (Holder exclusive = new Holder(flock, "-x")) {
+            // The default timeout is 300 s: an opening that ignored its own would outlast this.
+            assertTimeoutPreemptively(
+                    Duration.ofSeconds(20),
+                    () -> {
+                        StoreException e =
+                                assertThrows(
+                                        StoreException.class,
+                                        () -> new FileStore(path, 2, Duration.ofSeconds(2)));
+                        assertTrue(e.getMessage().contains("2000 ms"), e.getMessage());
+                        StoreException r =
+                                assertThrows(
+                                        StoreException.class,
+                                        () ->
+                                                Rendezvous.create(
+                                                        url, -1, -1, Duration.ofSeconds(2)));
+                        assertTrue(r.getMessage().contains("2000 ms"), r.getMessage());
+                    });
+            assertFalse(exclusive.released(), "the lock was let go before the openings gave up");
+        }
+        Path never = dir.resolve("never");
+        for (Duration bad : new Duration[] {null, Duration.ZERO, Duration.ofSeconds(-1)}) {
+            assertThrows(IllegalArgumentException.class, () -> new FileStore(never, 2, bad));
+        }
+        assertFalse(Files.exists(never));
+        try (FileStore s = new FileStore(never, 2, Duration.ofSeconds(7))) {
+            assertEquals(Duration.ofSeconds(7), s.getTimeout());
+        }
+    }
+
+    @Test
+    void anObserverCountsNeitherReferenceNorClose() throws IOException {
+        Path file = dir.resolve("observed");
+        Duration timeout = Duration.ofSeconds(20);
+        FileStore observer = FileStore.observe(file, timeout);
+        assertEquals(timeout, observer.getTimeout());
+        assertFalse(Files.exists(file), "opening an observer created the file");
+        observer.setTimeout(SHORT);
+        assertThrows(StoreTimeoutException.class, () -> observer.get("k"));
+        assertThrows(StoreException.class, observer::numKeys);
+        assertFalse(Files.exists(file), "a read created the file");
+        observer.setTimeout(timeout);
+        observer.set("k", "v"); // a write creates it
+        try (FileStore worker = new FileStore(file, 1)) {
+            assertEquals("v", worker.getString("k"));
+            assertEquals(7, observer.add("n", 7));
+        }
+        assertFalse(Files.exists(file), "the only worker closed");
+        observer.close();
+        assertThrows(IllegalStateException.class, () -> observer.get("k"));
+
+        FileStore worker = new FileStore(file, 1);
+        try (FileStore second = FileStore.observe(file, timeout)) {
+            assertEquals(1, second.numKeys(), "refcount/ of the worker alone");
+        }
+        assertArrayEquals(records("refcount/", "1"), Files.readAllBytes(file));
+        worker.close();
+        assertFalse(Files.exists(file));
+        assertThrows(IllegalArgumentException.class, () -> FileStore.observe(file, null));
+        assertThrows(IllegalArgumentException.class, () -> FileStore.observe(null, timeout));
+    }
+
+    /** Reads PyTorch's records as this test lays them out: the last value of each key. */
+    private static Map<String, String> readLog(byte[] log) {
+        ByteBuffer in = ByteBuffer.wrap(log).order(ByteOrder.LITTLE_ENDIAN);
+        Map<String, String> last = new HashMap<>();
+        while (in.hasRemaining()) {
+            byte[] key = new byte[in.getInt()];
+            in.get(key);
+            byte[] value = new byte[in.getInt()];
+            in.get(value);
+            last.put(
+                    new String(key, StandardCharsets.UTF_8),
+                    new String(value, StandardCharsets.UTF_8));
+        }
+        return last;
     }
 
     /**

@@ -19,6 +19,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
 
+import java.util.List;
+
 /** The store contract on {@link HashStore}. */
 class HashStoreTest extends StoreContractTest {
 
@@ -48,5 +50,21 @@ class HashStoreTest extends StoreContractTest {
         StoreException e = assertThrows(StoreException.class, () -> store.add("text", 1));
         assertTrue(e.getMessage().contains("'text'"), e.getMessage());
         assertTrue(e.getMessage().contains("'not a number'"), e.getMessage());
+    }
+
+    @Test
+    void counterOverflowIsRefusedAndLeavesTheValue() {
+        assertEquals(Long.MAX_VALUE, store.add("c", Long.MAX_VALUE));
+        StoreException up = assertThrows(StoreException.class, () -> store.add("c", 1));
+        for (String part : List.of(store.toString(), "'c'", "9223372036854775807", " 1 ")) {
+            assertTrue(up.getMessage().contains(part), up.getMessage() + " lacks " + part);
+        }
+        assertEquals("9223372036854775807", store.getString("c"));
+
+        assertEquals(Long.MIN_VALUE, store.add("d", Long.MIN_VALUE));
+        StoreException down = assertThrows(StoreException.class, () -> store.add("d", -1));
+        assertTrue(down.getMessage().contains("-9223372036854775808"), down.getMessage());
+        assertEquals("-9223372036854775808", store.getString("d"));
+        assertEquals(9223372036854775806L, store.add("c", -1), "a counter in range still adds");
     }
 }
