@@ -70,16 +70,7 @@ public final class DdpGptBench {
      * @param args {@code key=value} arguments, as the Python peer's
      */
     public static void main(String[] args) {
-        Map<String, Integer> a =
-                GptTrainBench.parse(
-                        args,
-                        Map.of(
-                                "rounds", 4,
-                                "bucket_kib", 25 * 1024,
-                                "first_bucket_kib", 1024,
-                                "overlap", 0,
-                                "staged", 0,
-                                "sync_only", 0));
+        Map<String, Integer> a = arguments(args);
         GptConfig config = GptTrainBench.config(a);
         int batch = a.get("batch");
         int context = a.get("context");
@@ -190,6 +181,32 @@ public final class DdpGptBench {
         } finally {
             Distributed.destroyProcessGroup();
         }
+    }
+
+    /**
+     * Parses and checks the arguments, before the process group is set up: a bad value fails here
+     * rather than in every rank after the rendezvous.
+     *
+     * @param args {@code key=value} arguments
+     * @return every key's value
+     * @throws IllegalArgumentException naming the key, its value and what was expected
+     */
+    static Map<String, Integer> arguments(String[] args) {
+        Map<String, Integer> a =
+                GptTrainBench.parse(
+                        args,
+                        Map.of(
+                                "rounds", 4,
+                                "bucket_kib", 25 * 1024,
+                                "first_bucket_kib", 1024,
+                                "overlap", 0,
+                                "staged", 0,
+                                "sync_only", 0));
+        // GptTrainBench.parse checked the model's and the run's keys; these are this bench's own.
+        GptTrainBench.atLeast(a, "rounds", 1);
+        GptTrainBench.atLeast(a, "bucket_kib", 1);
+        GptTrainBench.atLeast(a, "first_bucket_kib", 1);
+        return a;
     }
 
     /**

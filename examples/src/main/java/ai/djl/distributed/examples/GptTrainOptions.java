@@ -173,16 +173,19 @@ public final class GptTrainOptions {
     public void check() {
         preset = preset.toLowerCase(Locale.ROOT);
         tokenizer = tokenizer.toLowerCase(Locale.ROOT);
-        positive("--minutes", minutes);
+        finitePositive("--minutes", minutes);
         positive("--batch", batch);
-        positive("--lr", lr);
+        finitePositive("--lr", lr);
         positive("--eval-every", evalEvery);
         positive("--eval-batches", evalBatches);
         positive("--final-eval-batches", finalEvalBatches);
-        if (steps < 0 || warmup < 0 || sampleTokens < 0 || topK < 0 || weightDecay < 0) {
+        atLeast("--steps", steps, 0, "");
+        atLeast("--warmup", warmup, 0, "");
+        atLeast("--sample-tokens", sampleTokens, 0, "");
+        atLeast("--top-k", topK, 0, "");
+        if (!(weightDecay >= 0) || Float.isInfinite(weightDecay)) {
             throw new IllegalArgumentException(
-                    "--steps, --warmup, --sample-tokens, --top-k, --weight-decay: negative"
-                            + " (expected: >= 0)");
+                    "--weight-decay: " + weightDecay + " (expected: finite, >= 0)");
         }
         if (!"bpe".equals(tokenizer) && !"byte".equals(tokenizer)) {
             throw new IllegalArgumentException(
@@ -223,9 +226,21 @@ public final class GptTrainOptions {
         }
     }
 
-    private static void positive(String name, double value) {
-        if (!(value > 0)) {
+    private static void positive(String name, int value) {
+        if (value <= 0) {
             throw new IllegalArgumentException(name + ": " + value + " (expected: > 0)");
+        }
+    }
+
+    private static void finitePositive(String name, float value) {
+        if (!(value > 0) || Float.isInfinite(value)) {
+            throw new IllegalArgumentException(name + ": " + value + " (expected: finite, > 0)");
+        }
+    }
+
+    private static void finitePositive(String name, double value) {
+        if (!(value > 0) || Double.isInfinite(value)) {
+            throw new IllegalArgumentException(name + ": " + value + " (expected: finite, > 0)");
         }
     }
 

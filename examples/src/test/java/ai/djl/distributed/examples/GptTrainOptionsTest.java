@@ -45,7 +45,7 @@ class GptTrainOptionsTest {
                 assertThrows(
                         IllegalArgumentException.class,
                         () -> GptTrainOptions.parse("--batch", "0"));
-        assertEquals("--batch: 0.0 (expected: > 0)", e.getMessage());
+        assertEquals("--batch: 0 (expected: > 0)", e.getMessage());
         e =
                 assertThrows(
                         IllegalArgumentException.class,

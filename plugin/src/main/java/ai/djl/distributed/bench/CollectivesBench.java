@@ -41,6 +41,9 @@ import java.util.concurrent.TimeUnit;
  */
 public final class CollectivesBench {
 
+    /** The longest wait for the ranks, all sizes of every op included. */
+    static final Duration TIMEOUT = Duration.ofMinutes(20);
+
     private CollectivesBench() {}
 
     /**
@@ -55,6 +58,13 @@ public final class CollectivesBench {
      * @throws InterruptedException if interrupted while waiting
      */
     public static int launch(int worldSize, List<String> ops, List<Long> sizes, String transport)
+            throws IOException, InterruptedException {
+        return launch(worldSize, ops, sizes, transport, TIMEOUT);
+    }
+
+    /** As {@link #launch(int, List, List, String)}, with the longest wait for the ranks. */
+    static int launch(
+            int worldSize, List<String> ops, List<Long> sizes, String transport, Duration timeout)
             throws IOException, InterruptedException {
         int port = freePortBelowEphemeralRange();
         String java = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
@@ -86,8 +96,17 @@ public final class CollectivesBench {
                 ranks.add(pb.start());
             }
             int code = 0;
-            for (Process p : ranks) {
-                if (!p.waitFor(20, TimeUnit.MINUTES)) {
+            long deadline = System.nanoTime() + timeout.toNanos();
+            for (int r = 0; r < ranks.size(); r++) {
+                Process p = ranks.get(r);
+                if (!p.waitFor(deadline - System.nanoTime(), TimeUnit.NANOSECONDS)) {
+                    System.err.println(
+                            "bench collectives: rank "
+                                    + r
+                                    + " still running after "
+                                    + seconds(timeout)
+                                    + " s: every rank stopped (exit status 124)");
+                    System.err.flush();
                     return 124;
                 }
                 code = Math.max(code, p.exitValue());
@@ -96,6 +115,11 @@ public final class CollectivesBench {
         } finally {
             ranks.forEach(Process::destroyForcibly);
         }
+    }
+
+    private static String seconds(Duration d) {
+        long ms = d.toMillis();
+        return ms % 1000 == 0 ? Long.toString(ms / 1000) : Double.toString(ms / 1000.0);
     }
 
     /**

@@ -18,11 +18,14 @@ import ai.djl.distributed.store.tcp.TcpStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.BrokenBarrierException;
 import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The load of PyTorch's {@code torch_store_bench.py clients}, from Java: K clients, each doing M
@@ -37,14 +40,19 @@ public final class StoreOpsBench {
      *
      * @param host the server's host
      * @param port the server's port
-     * @param clients K
-     * @param rounds M
+     * @param clients K, at least 1
+     * @param rounds M, at least 1
      * @return operations per second over all clients
-     * @throws Exception if a client cannot connect, fails, or an increment was lost
+     * @throws IllegalArgumentException if {@code clients} or {@code rounds} is below 1
+     * @throws Exception if a client cannot connect, fails, or an increment was lost: the first
+     *     client's failure, not the others' wait for it at the start line
      */
     public static double run(String host, int port, int clients, int rounds) throws Exception {
+        atLeastOne("clients", clients);
+        atLeastOne("rounds", rounds);
         ExecutorService pool = Executors.newFixedThreadPool(clients);
         CyclicBarrier start = new CyclicBarrier(clients);
+        AtomicReference<Failure> first = new AtomicReference<>();
         byte[] value = new byte[64];
         java.util.Arrays.fill(value, (byte) 'x');
         String run = Long.toString(System.nanoTime(), 36);
@@ -70,12 +78,34 @@ public final class StoreOpsBench {
                                             s.add("counter/" + run, 1);
                                         }
                                         return System.nanoTime() - t0;
+                                    } catch (BrokenBarrierException e) {
+                                        // another client failed first (it broke the barrier)
+                                        throw e;
+                                    } catch (Exception | Error e) {
+                                        // the first failure is the cause; the others waiting
+                                        // at the start line are released at once
+                                        first.compareAndSet(null, new Failure(idx, e));
+                                        start.reset();
+                                        throw e;
                                     }
                                 }));
             }
             long wall = 0;
+            Throwable broken = null;
             for (Future<Long> f : walls) {
-                wall = Math.max(wall, f.get(600, TimeUnit.SECONDS));
+                try {
+                    wall = Math.max(wall, f.get(600, TimeUnit.SECONDS));
+                } catch (ExecutionException e) {
+                    if (e.getCause() instanceof BrokenBarrierException) {
+                        // released by the client that failed: its own future tells why
+                        broken = e.getCause();
+                        continue;
+                    }
+                    throw failed(clients, first.get(), e.getCause());
+                }
+            }
+            if (broken != null) {
+                throw failed(clients, first.get(), broken);
             }
             try (TcpStore s = TcpStore.builder().setHost(host).setPort(port).build()) {
                 long total = s.add("counter/" + run, 0);
@@ -89,4 +119,24 @@ public final class StoreOpsBench {
             pool.shutdownNow();
         }
     }
+
+    private static IllegalStateException failed(int clients, Failure first, Throwable cause) {
+        Throwable why = first == null ? cause : first.cause();
+        return new IllegalStateException(
+                (first == null ? "a client" : "client " + first.client())
+                        + " of "
+                        + clients
+                        + " failed: "
+                        + why,
+                why);
+    }
+
+    private static void atLeastOne(String name, int value) {
+        if (value < 1) {
+            throw new IllegalArgumentException(name + ": " + value + " (expected: at least 1)");
+        }
+    }
+
+    /** The first client that failed, and why. */
+    private record Failure(int client, Throwable cause) {}
 }

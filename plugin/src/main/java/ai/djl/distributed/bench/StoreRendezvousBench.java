@@ -34,6 +34,8 @@ import io.netty.channel.EventLoopGroup;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -66,8 +68,10 @@ public final class StoreRendezvousBench {
      *     of the time), or {@code null} for none
      * @param tls the TLS settings each client starts TLS with (the TLS handshake is part of the
      *     time), or {@code null} for none
+     * @throws IllegalArgumentException if {@code window} is below 1
      */
     public StoreRendezvousBench(String host, int port, int window, String secret, StoreTls tls) {
+        atLeastOne("window", window);
         this.host = host;
         this.port = port;
         this.window = window;
@@ -78,20 +82,27 @@ public final class StoreRendezvousBench {
     /**
      * Runs one rendezvous.
      *
-     * @param clients the number of clients
+     * @param clients the number of clients, at least 1
      * @param runId distinguishes this run's keys from earlier runs on the same server
-     * @param timeoutSeconds how long to wait for all clients
+     * @param timeoutSeconds how long to wait for all clients, at least 1
      * @return the seconds from the first connect to the last client released
-     * @throws IllegalStateException if a client failed or the rendezvous did not finish in time
+     * @throws IllegalArgumentException if {@code clients} or {@code timeoutSeconds} is below 1
+     * @throws IllegalStateException if a client failed (at once, with the first client's cause) or
+     *     the rendezvous did not finish in time
      * @throws InterruptedException if interrupted while waiting for the clients
      */
     public double run(int clients, String runId, int timeoutSeconds) throws InterruptedException {
+        atLeastOne("clients", clients);
+        atLeastOne("timeoutSeconds", timeoutSeconds);
         String counter = "/bench/" + runId + "/counter";
         String go = "/bench/" + runId + "/go";
+        // Netty's connect timeout is an int of milliseconds
+        int connectTimeoutMillis = (int) Math.min(Integer.MAX_VALUE, timeoutSeconds * 1000L);
         EventLoopGroup group = NettyTransport.newGroup(2, "djl-bench-rdzv");
         CountDownLatch released = new CountDownLatch(clients);
         Semaphore connecting = new Semaphore(window);
         AtomicReference<Throwable> failure = new AtomicReference<>();
+        Failures failures = new Failures(failure, released, connecting);
         try {
             Bootstrap bootstrap =
                     new Bootstrap()
@@ -101,7 +112,7 @@ public final class StoreRendezvousBench {
                             .option(
                                     ChannelOption.SO_LINGER,
                                     0) // close with RST: no TIME_WAIT pile-up across runs
-                            .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, timeoutSeconds * 1000)
+                            .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectTimeoutMillis)
                             .handler(
                                     new ChannelInitializer<Channel>() {
                                         @Override
@@ -133,24 +144,36 @@ public final class StoreRendezvousBench {
                                                                     go,
                                                                     released,
                                                                     connecting,
-                                                                    failure));
+                                                                    failures));
                                         }
                                     });
             long start = System.nanoTime();
             for (int i = 0; i < clients && failure.get() == null; ++i) {
+                // a failure hands out a permit, so this wait ends at once and the loop stops
                 if (!connecting.tryAcquire(timeoutSeconds, TimeUnit.SECONDS)) {
-                    throw new IllegalStateException("connects stalled after " + i + " clients");
+                    throw new IllegalStateException(
+                            "connects stalled after "
+                                    + i
+                                    + " clients: "
+                                    + window
+                                    + " in flight for "
+                                    + timeoutSeconds
+                                    + " s");
+                }
+                if (failure.get() != null) {
+                    break;
                 }
                 bootstrap
                         .connect(host, port)
                         .addListener(
                                 f -> {
                                     if (!f.isSuccess()) {
-                                        failure.compareAndSet(null, f.cause());
+                                        failures.fail(f.cause());
                                         connecting.release();
                                     }
                                 });
             }
+            // a failure releases this wait too
             boolean done = released.await(timeoutSeconds, TimeUnit.SECONDS);
             double seconds = (System.nanoTime() - start) / 1e9;
             if (failure.get() != null) {
@@ -172,6 +195,30 @@ public final class StoreRendezvousBench {
         }
     }
 
+    private static void atLeastOne(String name, int value) {
+        if (value < 1) {
+            throw new IllegalArgumentException(name + ": " + value + " (expected: at least 1)");
+        }
+    }
+
+    /**
+     * Records the first failure of a round and ends its waits at once: the connect loop's (a
+     * permit) and the wait for the releases (the latch, counted down to 0); the caller checks the
+     * failure before either outcome.
+     */
+    private record Failures(
+            AtomicReference<Throwable> first, CountDownLatch released, Semaphore connecting) {
+
+        void fail(Throwable cause) {
+            if (first.compareAndSet(null, cause)) {
+                connecting.release();
+                while (released.getCount() > 0) {
+                    released.countDown();
+                }
+            }
+        }
+    }
+
     /** One client: VALIDATE + ADD, then WAIT (after SET for the last to arrive), then done. */
     private static final class Client extends ChannelInboundHandlerAdapter {
 
@@ -180,9 +227,11 @@ public final class StoreRendezvousBench {
         private final String go;
         private final CountDownLatch released;
         private final Semaphore connecting;
-        private final AtomicReference<Throwable> failure;
+        private final Failures failures;
         private final ByteBuf received = Unpooled.buffer(16);
         private boolean added;
+        private boolean permitHeld = true; // the window's permit, from connect to active
+        private boolean done;
 
         Client(
                 int clients,
@@ -190,18 +239,26 @@ public final class StoreRendezvousBench {
                 String go,
                 CountDownLatch released,
                 Semaphore connecting,
-                AtomicReference<Throwable> failure) {
+                Failures failures) {
             this.clients = clients;
             this.counter = counter;
             this.go = go;
             this.released = released;
             this.connecting = connecting;
-            this.failure = failure;
+            this.failures = failures;
+        }
+
+        /** Returns the window's permit once: when active, or when it fails before. */
+        private void releasePermit() {
+            if (permitHeld) {
+                permitHeld = false;
+                connecting.release();
+            }
         }
 
         @Override
         public void channelActive(ChannelHandlerContext ctx) {
-            connecting.release();
+            releasePermit();
             ByteBuf out = ctx.alloc().ioBuffer(64);
             StoreRequestEncoder.write(
                     new StoreRequest(
@@ -235,6 +292,7 @@ public final class StoreRendezvousBench {
                     ctx.writeAndFlush(out);
                 }
                 if (added && received.isReadable()) {
+                    done = true;
                     released.countDown();
                     ctx.close();
                 }
@@ -245,8 +303,39 @@ public final class StoreRendezvousBench {
 
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            failure.compareAndSet(null, cause);
+            done = true;
+            releasePermit();
+            failures.fail(cause);
             ctx.close();
+        }
+
+        /**
+         * A connection closed before its client was released (a TLS handshake or the secret's
+         * refused, the server gone) fails the round, with the handshake's reason when it has one.
+         */
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) {
+            releasePermit();
+            received.release();
+            if (!done) {
+                done = true;
+                failures.fail(closedCause(ctx));
+            }
+        }
+
+        private static Throwable closedCause(ChannelHandlerContext ctx) {
+            StoreAuthClientHandler auth = ctx.pipeline().get(StoreAuthClientHandler.class);
+            if (auth != null && auth.result().isCompletedExceptionally()) {
+                try {
+                    auth.result().join();
+                } catch (CompletionException e) {
+                    return e.getCause();
+                } catch (CancellationException e) {
+                    return e;
+                }
+            }
+            return new IllegalStateException(
+                    "the connection closed before the rendezvous released this client");
         }
     }
 }

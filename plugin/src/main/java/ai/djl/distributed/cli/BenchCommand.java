@@ -30,6 +30,7 @@ import picocli.CommandLine.TypeConversionException;
 
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
 
 /** {@code djl-dist bench}: benchmarks that print one line per measurement. */
@@ -144,16 +145,49 @@ final class BenchCommand {
                     bench.run(n, runId, timeout);
                     return;
                 default:
-                    try (TcpStoreServer local =
+                    // the private server serves with the settings and its clients connect with
+                    // them: that takes a certificate and the authority; a client machine that
+                    // holds the authority alone warms up without TLS
+                    StoreTls localTls =
+                            tls != null && servesAndConnects(System.getenv()) ? tls : null;
+                    if (tls != null && localTls == null) {
+                        System.err.println(
+                                "bench store-rendezvous: warming up locally without TLS (a local"
+                                        + " TLS server needs "
+                                        + StoreTls.CERT_ENV
+                                        + " and "
+                                        + StoreTls.KEY_ENV
+                                        + " besides "
+                                        + StoreTls.CA_ENV
+                                        + "); --warm-up server warms the TLS path up");
+                        System.err.flush();
+                    }
+                    try (TcpStoreServer server =
                             TcpStoreServer.builder()
                                     .optHost("127.0.0.1")
                                     .optSecret(secret)
-                                    .optTls(tls)
+                                    .optTls(localTls)
                                     .build()) {
-                        new StoreRendezvousBench("127.0.0.1", local.getPort(), window, secret, tls)
+                        new StoreRendezvousBench(
+                                        "127.0.0.1", server.getPort(), window, secret, localTls)
                                 .run(n, runId, timeout);
                     }
             }
+        }
+
+        /**
+         * Whether the environment's TLS settings can serve a server and its clients alike: a
+         * certificate with its key (a server's) and the authority (a client's).
+         */
+        static boolean servesAndConnects(Map<String, String> env) {
+            return isSet(env, StoreTls.CERT_ENV)
+                    && isSet(env, StoreTls.KEY_ENV)
+                    && isSet(env, StoreTls.CA_ENV);
+        }
+
+        private static boolean isSet(Map<String, String> env, String name) {
+            String value = env.get(name);
+            return value != null && !value.isEmpty();
         }
     }
 
@@ -216,6 +250,9 @@ final class BenchCommand {
         private static final List<String> OPS =
                 List.of("all_reduce", "broadcast", "all_gather", "reduce_scatter", "all_to_all");
 
+        /** The ops that split a message into one equal share per rank. */
+        private static final List<String> SPLIT_OPS = List.of("reduce_scatter", "all_to_all");
+
         @Spec CommandSpec spec;
 
         @Option(
@@ -269,7 +306,42 @@ final class BenchCommand {
                         spec.commandLine(),
                         "--transport: '" + transport + "' (expected: auto, tcp or shm)");
             }
+            checkSizes();
             return CollectivesBench.launch(worldSize, ops, sizes, transport);
+        }
+
+        /**
+         * Refuses sizes the ranks cannot split: a message is float32 elements (4 bytes each), and
+         * reduce_scatter and all_to_all give each rank an equal share of them.
+         */
+        private void checkSizes() {
+            for (long size : sizes) {
+                if (size % 4 != 0) {
+                    throw new ParameterException(
+                            spec.commandLine(),
+                            "--sizes: "
+                                    + size
+                                    + " (expected: a multiple of 4 bytes, whole float32"
+                                    + " elements)");
+                }
+                for (String op : ops) {
+                    long share = 4L * worldSize;
+                    if (SPLIT_OPS.contains(op) && size % share != 0) {
+                        throw new ParameterException(
+                                spec.commandLine(),
+                                "--sizes: "
+                                        + size
+                                        + " with "
+                                        + op
+                                        + " and --world-size "
+                                        + worldSize
+                                        + " (expected: a multiple of "
+                                        + share
+                                        + " bytes, 4 times the world size, so that each rank"
+                                        + " gets whole float32 elements)");
+                    }
+                }
+            }
         }
     }
 

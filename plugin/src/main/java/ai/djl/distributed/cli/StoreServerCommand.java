@@ -13,8 +13,13 @@
  */
 package ai.djl.distributed.cli;
 
+import ai.djl.distributed.store.StoreException;
 import ai.djl.distributed.store.tcp.NettyTransport;
+import ai.djl.distributed.store.tcp.StoreProtocol;
 import ai.djl.distributed.store.tcp.TcpStoreServer;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -33,6 +38,8 @@ import java.util.concurrent.CountDownLatch;
         mixinStandardHelpOptions = true,
         description = "A TcpStore server in the foreground; prints 'listening on H:P'.")
 final class StoreServerCommand implements Callable<Integer> {
+
+    private static final Logger logger = LoggerFactory.getLogger(StoreServerCommand.class);
 
     @Spec private CommandSpec spec;
 
@@ -147,19 +154,47 @@ final class StoreServerCommand implements Callable<Integer> {
                         + ")");
         System.out.flush();
         try {
-            if (expected > 0) {
-                while (server.joinedWorkers() < expected && !server.isClosed()) {
-                    Thread.sleep(10);
-                }
-                if (server.joinedWorkers() >= expected) {
-                    System.out.println("all " + expected + " workers joined");
-                    System.out.flush();
-                }
+            if (expected > 0 && awaitWorkers(server, expected)) {
+                System.out.println("all " + expected + " workers joined");
+                System.out.flush();
             }
             stopped.await();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
         return 0;
+    }
+
+    /**
+     * Polls the {@code init/} counter until {@code expected} workers have joined or the server
+     * closes. Any client may write that key: a value that is no counter (a raw {@code SET init/} of
+     * 100 digits) only holds the notice back, with one WARN, until a counter is back there; the
+     * server keeps serving throughout.
+     *
+     * @return whether they joined
+     */
+    static boolean awaitWorkers(TcpStoreServer server, long expected) throws InterruptedException {
+        boolean warned = false;
+        while (!server.isClosed()) {
+            try {
+                if (server.joinedWorkers() >= expected) {
+                    return true;
+                }
+                warned = false;
+            } catch (StoreException e) {
+                if (!warned) {
+                    warned = true;
+                    logger.warn(
+                            "cannot count the joined workers, {} holds no counter: {}; the"
+                                    + " server keeps serving, and waits for a counter there to"
+                                    + " report 'all {} workers joined'",
+                            StoreProtocol.INIT_KEY,
+                            e.getMessage(),
+                            expected);
+                }
+            }
+            Thread.sleep(10);
+        }
+        return false;
     }
 }

@@ -31,6 +31,7 @@ import ai.djl.training.tracker.Tracker;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
@@ -132,6 +133,8 @@ public final class GptTrainBench {
      * @param extraDefaults further keys a caller accepts, with their defaults
      * @return every key's value
      * @throws IllegalArgumentException for an argument that is not {@code key=value} of a known key
+     *     and an integer, or a value out of range (steps below 1, warmup below 0, a size below 1),
+     *     naming the argument
      */
     public static Map<String, Integer> parse(String[] args, Map<String, Integer> extraDefaults) {
         Map<String, Integer> a = new LinkedHashMap<>();
@@ -154,9 +157,35 @@ public final class GptTrainBench {
                                 + a.keySet()
                                 + ")");
             }
-            a.put(kv[0], Integer.parseInt(kv[1]));
+            try {
+                a.put(kv[0], Integer.parseInt(kv[1].trim()));
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException(
+                        "argument: " + arg + " (expected: " + kv[0] + "=an integer)", e);
+            }
         }
+        for (String key : List.of("layers", "heads", "width", "context", "batch", "vocab")) {
+            atLeast(a, key, 1);
+        }
+        atLeast(a, "steps", 1);
+        atLeast(a, "warmup", 0);
         return a;
+    }
+
+    /**
+     * Checks that a parsed argument is at least {@code min}.
+     *
+     * @param a the arguments, as {@link #parse} returns them
+     * @param key the argument's key
+     * @param min its smallest value
+     * @throws IllegalArgumentException naming the key, its value and the bound if it is below
+     */
+    public static void atLeast(Map<String, Integer> a, String key, int min) {
+        int value = a.get(key);
+        if (value < min) {
+            throw new IllegalArgumentException(
+                    "argument: " + key + "=" + value + " (expected: " + key + " >= " + min + ")");
+        }
     }
 
     /**
