@@ -410,7 +410,9 @@ class DdpCheckpointTest {
         }
         assertEquals(2, in.readInt(), "AdamW's two states");
         String firstState = in.readUTF();
-        assertTrue(in.readInt() > 0, "states after a step");
+        // one entry per parameter after a step: Fixture.mlp's three Linear layers' weights and
+        // biases
+        assertEquals(6, in.readInt(), "states after a step");
         String firstStateParameter = in.readUTF();
         return new Layout(
                 firstParameter,

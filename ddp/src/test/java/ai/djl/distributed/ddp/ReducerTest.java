@@ -50,14 +50,6 @@ class ReducerTest {
         return t;
     }
 
-    private static long[] bytes() {
-        long[] b = new long[SHAPES.length];
-        for (int i = 0; i < b.length; i++) {
-            b[i] = 4 * SHAPES[i].size();
-        }
-        return b;
-    }
-
     /** Rank r's gradient of parameter p: (r + 1) * (p + 1) + element index. */
     private static NDArray gradient(NDManager m, int rank, int p) {
         float[] v = new float[(int) SHAPES[p].size()];
@@ -96,6 +88,15 @@ class ReducerTest {
         return got;
     }
 
+    /** Asserts the buckets, in reduction order, and the limit each was filled against. */
+    private static void assertBuckets(int[][] buckets, long[] limits, BucketAssignment a) {
+        assertEquals(buckets.length, a.size(), a.toString());
+        for (int b = 0; b < buckets.length; b++) {
+            assertArrayEquals(buckets[b], a.getBucket(b), a.toString());
+            assertEquals(limits[b], a.getSizeLimit(b), "the limit of bucket " + b);
+        }
+    }
+
     private static boolean[] all() {
         boolean[] used = new boolean[SHAPES.length];
         Arrays.fill(used, true);
@@ -111,8 +112,13 @@ class ReducerTest {
                             // 8-byte first bucket, 24-byte cap: 4 buckets for 6 parameters
                             try (Reducer r = reducer(group, m, CommHooks.allReduce(), 8, 24)) {
                                 BucketAssignment a = r.getAssignment();
-                                assertEquals(BucketAssignment.initial(bytes(), floats(), 8, 24), a);
-                                assertEquals(4, a.size(), a.toString());
+                                // PyTorch's rules by hand: a (48 bytes) fills the 8-byte
+                                // first bucket alone; then b+c (52), d (28), e+f (44) reach 24
+                                // each; the buckets, by their smallest index, are reversed
+                                assertBuckets(
+                                        new int[][] {{4, 5}, {3}, {1, 2}, {0}},
+                                        new long[] {24, 24, 24, 8},
+                                        a);
                                 for (int step = 0; step < 2; step++) {
                                     Map<Integer, float[]> got =
                                             reduceOnce(r, m, group.getRank(), all(), false);
@@ -222,11 +228,11 @@ class ReducerTest {
                                 return r.getAssignment();
                             }
                         });
-        BucketAssignment expected = BucketAssignment.rebuilt(rank0, bytes(), floats(), 8, 24);
-        assertEquals(expected, got.get(0));
-        assertEquals(expected, got.get(1));
-        // the small first bucket now comes first: f (40 bytes) fills it alone
-        assertArrayEquals(new int[] {5}, expected.getBucket(0));
+        // rank 0's order filled by hand, not reversed: the small first bucket now comes first,
+        // f (40 bytes) filling it alone; then e+d (32), c (32), b+a (68) reach 24 each
+        for (BucketAssignment a : got) {
+            assertBuckets(new int[][] {{5}, {4, 3}, {2}, {1, 0}}, new long[] {8, 24, 24, 24}, a);
+        }
     }
 
     @Test

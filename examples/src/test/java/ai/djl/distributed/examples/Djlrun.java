@@ -24,7 +24,11 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -120,15 +124,42 @@ final class Djlrun {
         return new Job(pb.start(), out);
     }
 
-    /** A launcher started by {@link #start}; {@link #close()} kills it and every descendant. */
+    /**
+     * A launcher started by {@link #start}; {@link #close()} kills it and every process it started.
+     * Its descendants are recorded while it lives: a worker whose launcher has exited (or was
+     * killed) belongs to init, and is no longer among the launcher's descendants.
+     */
     static final class Job implements AutoCloseable {
+
+        /** How long {@link #close()} waits for the killed processes to be gone. */
+        private static final long CLOSE_WAIT_SECONDS = 30;
 
         private final Process process;
         private final Path out;
+        private final Set<ProcessHandle> started = ConcurrentHashMap.newKeySet();
+        private final Thread recorder;
 
         private Job(Process process, Path out) {
             this.process = process;
             this.out = out;
+            recorder = new Thread(this::recordWhileAlive, "djlrun-recorder-" + process.pid());
+            recorder.setDaemon(true);
+            recorder.start();
+        }
+
+        /** Records the launcher's descendants (its workers, and theirs) until it exits. */
+        private void recordWhileAlive() {
+            try {
+                do {
+                    record();
+                } while (!process.waitFor(100, TimeUnit.MILLISECONDS));
+            } catch (InterruptedException e) {
+                // closed: close() records once more itself
+            }
+        }
+
+        private void record() {
+            process.descendants().forEach(started::add);
         }
 
         /**
@@ -177,11 +208,28 @@ final class Djlrun {
             return read(out);
         }
 
-        /** Kills the launcher and its workers if they still run. */
+        /**
+         * Kills the launcher and every process it started that still runs (recorded while it
+         * lived), and waits, bounded, for them to be gone.
+         */
         @Override
         public void close() {
-            process.descendants().forEach(ProcessHandle::destroyForcibly);
-            process.destroyForcibly();
+            recorder.interrupt();
+            record();
+            List<ProcessHandle> all = new ArrayList<>(started);
+            all.add(process.toHandle());
+            all.forEach(ProcessHandle::destroyForcibly);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(CLOSE_WAIT_SECONDS);
+            for (ProcessHandle h : all) {
+                try {
+                    h.onExit().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                } catch (ExecutionException | TimeoutException e) {
+                    // it was sent SIGKILL: nothing more can be done from here
+                }
+            }
         }
     }
 

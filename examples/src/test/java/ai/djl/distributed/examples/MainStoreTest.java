@@ -23,6 +23,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -45,11 +46,12 @@ class MainStoreTest {
     }
 
     /** Both leaders announce themselves, each with its world size; returns once both have. */
-    private static void arrive(MainStore host, int hostSize, MainStore other, int otherSize) {
+    private static void arrive(MainStore host, int hostSize, MainStore other, int otherSize)
+            throws Exception {
         CompletableFuture<Void> hostArrives =
                 CompletableFuture.runAsync(() -> host.arrive(hostSize));
         other.arrive(otherSize);
-        hostArrives.join();
+        hostArrives.get(60, TimeUnit.SECONDS);
     }
 
     @Test
@@ -69,7 +71,7 @@ class MainStoreTest {
     }
 
     @Test
-    void aReplicaThatNeverFinishesFailsTheHostAtTheTimeout() {
+    void aReplicaThatNeverFinishesFailsTheHostAtTheTimeout() throws Exception {
         try (MainStore host = MainStore.join(options(0, 0, "1"))) {
             int port = Integer.parseInt(host.endpoint().substring("127.0.0.1:".length()));
             try (MainStore other = MainStore.join(options(1, port, "1"))) {
@@ -101,7 +103,11 @@ class MainStoreTest {
                         "replica 1: replica 0 runs 2 rank(s), this one 3 (expected: the same"
                                 + " --nproc-per-node for every replica)",
                         message);
-                Throwable hostFailure = assertThrows(Exception.class, hostArrives::join).getCause();
+                Throwable hostFailure =
+                        assertThrows(
+                                        ExecutionException.class,
+                                        () -> hostArrives.get(60, TimeUnit.SECONDS))
+                                .getCause();
                 assertEquals(
                         "replica 0: replica 1 runs 3 rank(s), this one 2 (expected: the same"
                                 + " --nproc-per-node for every replica)",

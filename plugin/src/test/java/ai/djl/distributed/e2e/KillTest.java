@@ -32,8 +32,15 @@ import java.time.Duration;
 @Timeout(120)
 class KillTest {
 
-    /** Far beyond any detection the transports promise: a loaded 2-core machine stalls. */
-    private static final long BOUND_MS = 3_000;
+    /** The survivors' group timeout. */
+    private static final long TIMEOUT_MS = 60_000;
+
+    /**
+     * A quarter of the timeout: far beyond any detection the transports promise (tens of ms, see
+     * docs/PERFORMANCE.md), since a loaded 2-core machine stalls, yet far below the timeout, so a
+     * survivor that only failed at its timeout cannot pass.
+     */
+    private static final long BOUND_MS = TIMEOUT_MS / 4;
 
     @ParameterizedTest
     @CsvSource({
@@ -49,7 +56,7 @@ class KillTest {
         try (LauncherProcess djlrun =
                 Faults.launch(
                         transport,
-                        60_000,
+                        TIMEOUT_MS,
                         "--nproc-per-node",
                         "2",
                         FaultWorker.class.getName(),
@@ -68,7 +75,7 @@ class KillTest {
                     "%s, %d floats: the kill was seen after %d ms%n", transport, count, seen);
             assertTrue(seen < BOUND_MS, "seen after " + seen + " ms: " + failed);
             String next = Faults.line(out, 0, "NEXT");
-            assertTrue(Faults.millis(next) < 1_000, next);
+            assertTrue(Faults.millis(next) < BOUND_MS, next);
             Faults.assertAllExited(djlrun);
             shm.assertNothingNew();
         }

@@ -15,6 +15,7 @@ package ai.djl.distributed.pg;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -47,6 +48,10 @@ import java.util.concurrent.TimeUnit;
 class ProcessGroupSemanticsTest {
 
     private static final Duration T = Duration.ofSeconds(30);
+
+    /** Where collectives run, and a group's close waits for them (package-private). */
+    private static final String COLLECTIVE_RUNNER =
+            "ai.djl.distributed.backend.cpu.CollectiveRunner";
 
     /**
      * A sub-group still connecting when its world is destroyed is closed and refused, not handed
@@ -398,28 +403,49 @@ class ProcessGroupSemanticsTest {
     }
 
     /**
-     * Closing a sub-group waits for its queued collectives (here one that a peer never joins, up to
-     * the timeout); meanwhile the world group keeps working.
+     * Closing a sub-group waits for its queued collectives (here one that a peer never joins, until
+     * the peer closes the sub-group too, or the timeout); meanwhile the world group keeps working.
+     * Checked causally: the world's all-reduce runs while the sub-group's close waits, and returns
+     * before that close does (the close cannot end before rank 1, which needs the world's
+     * all-reduce and barrier first, closes its side, unless the long timeout passes).
      */
     @Test
     void closingASubGroupDoesNotBlockTheWorld() throws Exception {
         MultiRank.run(
                 2,
-                Duration.ofSeconds(4),
+                T,
                 (g, m) -> {
                     ProcessGroup sub = g.newGroup(0, 1).orElseThrow();
                     if (g.getRank() == 0) {
                         Work stuck = sub.allReduceAsync(m.zeros(new Shape(1)), ReduceOp.SUM);
-                        CompletableFuture<Void> closing = CompletableFuture.runAsync(sub::close);
-                        Thread.sleep(200);
-                        long start = System.nanoTime();
+                        CompletableFuture<Void> closed = new CompletableFuture<>();
+                        Thread closing =
+                                new Thread(
+                                        () -> {
+                                            try {
+                                                sub.close();
+                                                closed.complete(null);
+                                            } catch (Throwable e) {
+                                                closed.completeExceptionally(e);
+                                            }
+                                        });
+                        closing.start();
+                        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                        while (!blockedIn(closing, COLLECTIVE_RUNNER, "close")) {
+                            assertTrue(
+                                    System.nanoTime() < deadline && !closed.isDone(),
+                                    "the sub-group's close never waited for its collective");
+                            Thread.sleep(5);
+                        }
                         NDArray a = m.create(new float[] {1});
                         g.allReduce(a);
-                        double seconds = (System.nanoTime() - start) / 1e9;
                         assertEquals(2f, a.getFloat(0));
-                        assertTrue(seconds < 2, "the world waited " + seconds + " s");
+                        assertFalse(
+                                closed.isDone(),
+                                "the world's all-reduce waited for the sub-group's close");
                         g.barrier();
-                        closing.get();
+                        closed.get(60, TimeUnit.SECONDS);
+                        closing.join(10_000);
                         assertTrue(stuck.isCompleted() && !stuck.isSuccess(), stuck.toString());
                     } else {
                         // Rank 1 keeps the sub-group open, never joining its all-reduce.

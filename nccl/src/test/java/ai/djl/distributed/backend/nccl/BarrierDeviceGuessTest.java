@@ -18,8 +18,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -31,19 +34,28 @@ import java.util.concurrent.TimeUnit;
 class BarrierDeviceGuessTest {
 
     @Test
-    void aWorkerThatSeesOneGpuRunsItsBarrierOnGpuZeroWhateverItsLocalRank() throws Exception {
+    void aWorkerThatSeesOneGpuRunsItsBarrierOnGpuZeroWhateverItsLocalRank(@TempDir Path dir)
+            throws Exception {
+        // The output goes to a file, read once the rank has exited: reading its pipe would block
+        // past any bound if the rank hung.
+        Path log = dir.resolve("rank.log");
         ProcessBuilder pb =
                 new ProcessBuilder(
                                 ProcessHandle.current().info().command().orElse("java"),
                                 "-cp",
                                 System.getProperty("java.class.path"),
                                 BarrierDeviceRank.class.getName())
-                        .redirectErrorStream(true);
+                        .redirectErrorStream(true)
+                        .redirectOutput(log.toFile());
         pb.environment().put("LOCAL_RANK", "1");
         Process rank = pb.start();
         try {
-            String out = new String(rank.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            assertTrue(rank.waitFor(60, TimeUnit.SECONDS), "the rank hangs: " + out);
+            boolean exited = rank.waitFor(60, TimeUnit.SECONDS);
+            if (!exited) {
+                rank.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            }
+            String out = Files.readString(log, StandardCharsets.UTF_8);
+            assertTrue(exited, "the rank hangs: " + out);
             assertEquals(0, rank.exitValue(), out);
             assertTrue(
                     out.contains(

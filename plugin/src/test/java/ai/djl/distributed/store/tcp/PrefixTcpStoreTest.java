@@ -69,6 +69,12 @@ class PrefixTcpStoreTest extends StoreContractTest {
 
     /** {@inheritDoc} */
     @Override
+    protected boolean getOfAQueueReadsAnEmptyValue() {
+        return true;
+    }
+
+    /** {@inheritDoc} */
+    @Override
     protected void cleanUp() {
         clients.forEach(TcpStore::close);
         base.close();

@@ -49,6 +49,15 @@ class StoreResponseDecoderTest {
         return call;
     }
 
+    /**
+     * What a call was answered with; the embedded channel decodes on the caller's thread, so the
+     * answer is there once the bytes are in, and a call still waiting fails the test at once.
+     */
+    private static Object done(PendingCall call) throws ExecutionException, InterruptedException {
+        assertTrue(call.future.isDone(), "the call is still waiting for its reply");
+        return call.future.get();
+    }
+
     private void feedByteByByte(byte[] bytes) {
         for (byte x : bytes) {
             ch.writeInbound(Unpooled.wrappedBuffer(new byte[] {x}));
@@ -97,16 +106,16 @@ class StoreResponseDecoderTest {
                         le(2, 8),
                         le(2, 8),
                         new byte[] {'h', 'i'}));
-        assertEquals(-7L, i64.future.get());
-        assertEquals(1, u8.future.get());
-        assertEquals(0xFFFFFFFEL, u32.future.get());
-        assertArrayEquals(new byte[] {'a', 'b', 'c'}, (byte[]) bytes.future.get());
+        assertEquals(-7L, done(i64));
+        assertEquals(1, done(u8));
+        assertEquals(0xFFFFFFFEL, done(u32));
+        assertArrayEquals(new byte[] {'a', 'b', 'c'}, (byte[]) done(bytes));
         @SuppressWarnings("unchecked")
-        List<byte[]> values = (List<byte[]>) multi.future.get();
+        List<byte[]> values = (List<byte[]>) done(multi);
         assertArrayEquals(new byte[0], values.get(0));
         assertArrayEquals(new byte[] {'z'}, values.get(1));
-        assertEquals(0, ((byte[][]) popEmpty.future.get()).length);
-        assertArrayEquals(new byte[] {'h', 'i'}, ((byte[][]) pop.future.get())[0]);
+        assertEquals(0, ((byte[][]) done(popEmpty)).length);
+        assertArrayEquals(new byte[] {'h', 'i'}, ((byte[][]) done(pop))[0]);
         assertTrue(pending.isEmpty());
         assertFalse(ch.finish());
     }
@@ -116,8 +125,8 @@ class StoreResponseDecoderTest {
         PendingCall wait = expect(Reply.WAIT, 0);
         PendingCall cancel = expect(Reply.CANCEL, 0);
         feedByteByByte(new byte[] {StoreProtocol.WAIT_CANCELED});
-        assertEquals(WaitResult.CANCELED, wait.future.get());
-        assertEquals(WaitResult.CANCELED, cancel.future.get());
+        assertEquals(WaitResult.CANCELED, done(wait));
+        assertEquals(WaitResult.CANCELED, done(cancel));
         assertTrue(pending.isEmpty());
     }
 
@@ -130,9 +139,9 @@ class StoreResponseDecoderTest {
                 cat(
                         new byte[] {StoreProtocol.STOP_WAITING, StoreProtocol.WAIT_CANCELED},
                         le(5, 8)));
-        assertEquals(WaitResult.STOPPED, wait.future.get());
-        assertEquals(WaitResult.CANCELED, cancel.future.get());
-        assertEquals(5L, next.future.get());
+        assertEquals(WaitResult.STOPPED, done(wait));
+        assertEquals(WaitResult.CANCELED, done(cancel));
+        assertEquals(5L, done(next));
     }
 
     @Test
@@ -144,7 +153,7 @@ class StoreResponseDecoderTest {
         other.close();
         ExecutionException e =
                 org.junit.jupiter.api.Assertions.assertThrows(
-                        ExecutionException.class, call.future::get);
+                        ExecutionException.class, () -> done(call));
         assertTrue(e.getCause() instanceof StoreException);
         assertTrue(e.getCause().getMessage().contains("peer:9"), e.getCause().getMessage());
     }

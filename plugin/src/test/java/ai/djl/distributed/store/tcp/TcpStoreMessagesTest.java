@@ -36,6 +36,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Timeout and failure messages name the keys as the user passed them, never as they go on the wire
@@ -127,6 +128,7 @@ class TcpStoreMessagesTest {
     void aMissingReplyNamesTheUsersKey() throws Exception {
         // a server that completes the handshake, then never answers
         try (ServerSocket listener = new ServerSocket(0)) {
+            listener.setSoTimeout(60_000); // accept() ignores @Timeout's interrupt
             CompletableFuture<TcpStore> connecting =
                     CompletableFuture.supplyAsync(
                             () ->
@@ -145,7 +147,7 @@ class TcpStoreMessagesTest {
                 in.readFully(nonce);
                 out.write(nonce);
                 out.flush();
-                try (TcpStore store = connecting.join()) {
+                try (TcpStore store = connecting.get(60, TimeUnit.SECONDS)) {
                     store.setTimeout(SHORT);
                     StoreException e =
                             assertThrows(StoreException.class, () -> store.add(UNICODE, 1));

@@ -54,4 +54,10 @@ public class TcpStoreTest extends StoreContractTest {
     protected boolean hasQueues() {
         return true;
     }
+
+    /** {@inheritDoc} */
+    @Override
+    protected boolean getOfAQueueReadsAnEmptyValue() {
+        return true;
+    }
 }

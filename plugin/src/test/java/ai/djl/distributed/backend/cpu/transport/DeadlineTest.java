@@ -14,6 +14,7 @@
 package ai.djl.distributed.backend.cpu.transport;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.djl.distributed.store.HashStore;
@@ -28,6 +29,7 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 /** Timeouts too long for {@link Duration#toNanos()} mean "wait", not an overflow. */
@@ -59,9 +61,17 @@ class DeadlineTest {
         assertTrue(giveUp - System.nanoTime() > 50 * YEAR_NANOS, "the give-up time wrapped");
     }
 
-    /** Two ranks connect and exchange a message with no timeout to speak of. */
+    /**
+     * Two ranks connect and exchange a message with no timeout to speak of. Nothing here would ever
+     * give up, and @Timeout only interrupts, so the body runs on its own thread and is abandoned
+     * after a minute.
+     */
     @Test
     void ranksConnectAndExchangeWithATimeoutOfForever() {
+        assertTimeoutPreemptively(Duration.ofSeconds(60), DeadlineTest::connectAndExchange);
+    }
+
+    private static void connectAndExchange() throws Exception {
         Duration forever = ChronoUnit.FOREVER.getDuration();
         InetAddress loopback = InetAddress.getLoopbackAddress();
         try (HashStore store = new HashStore()) {
@@ -69,7 +79,7 @@ class DeadlineTest {
                     CompletableFuture.supplyAsync(
                             () -> TcpTransport.connect(store, 1, 2, loopback, forever));
             try (TcpTransport zero = TcpTransport.connect(store, 0, 2, loopback, forever);
-                    TcpTransport one = other.join()) {
+                    TcpTransport one = other.get(60, TimeUnit.SECONDS)) {
                 long slot = Transport.p2pSlot(0, 0);
                 ByteBuffer in = ByteBuffer.allocate(4);
                 Transfer recv = zero.recv(1, slot, SIG, in);

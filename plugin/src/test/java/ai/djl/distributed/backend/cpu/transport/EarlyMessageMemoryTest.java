@@ -30,6 +30,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -97,7 +98,7 @@ class EarlyMessageMemoryTest {
                         CompletableFuture.supplyAsync(
                                 () -> TcpTransport.connect(store, 1, 2, loopback, TIMEOUT));
                 TcpTransport zero = TcpTransport.connect(store, 0, 2, loopback, TIMEOUT);
-                TcpTransport one = other.join();
+                TcpTransport one = other.get(60, TimeUnit.SECONDS);
                 try {
                     long p2p = Transport.p2pSlot(0, 0);
                     if (scenario.equals("early")) {

@@ -27,6 +27,7 @@ import org.junit.jupiter.api.Timeout;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 @Timeout(60)
 class PeerMemoryTest {
@@ -34,15 +35,15 @@ class PeerMemoryTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(20);
 
     /** Both ranks of a group probe each other; here (same user, no Yama) both may read. */
-    private static PeerMemory[] connectPair(HashStore store) {
+    private static PeerMemory[] connectPair(HashStore store) throws Exception {
         CompletableFuture<PeerMemory> other =
                 CompletableFuture.supplyAsync(() -> PeerMemory.connect(store, 1, 2, TIMEOUT));
         PeerMemory zero = PeerMemory.connect(store, 0, 2, TIMEOUT);
-        return new PeerMemory[] {zero, other.join()};
+        return new PeerMemory[] {zero, other.get(60, TimeUnit.SECONDS)};
     }
 
     @Test
-    void readsAPeersBufferAtAnOffset() {
+    void readsAPeersBufferAtAnOffset() throws Exception {
         try (HashStore store = new HashStore()) {
             PeerMemory[] pm = connectPair(store);
             assertNotNull(pm[0], "process_vm_readv is allowed on this machine");
@@ -64,7 +65,7 @@ class PeerMemoryTest {
     }
 
     @Test
-    void anUnmappedAddressFailsNamingThePeer() {
+    void anUnmappedAddressFailsNamingThePeer() throws Exception {
         try (HashStore store = new HashStore()) {
             PeerMemory[] pm = connectPair(store);
             ByteBuffer into = ByteBuffer.allocateDirect(64);

@@ -49,9 +49,15 @@ class ShmSegmentsTest {
         assertTrue(ShmSegments.isAvailable(), "memfd_create is expected on the test machines");
     }
 
+    /**
+     * The project's files in {@code /dev/shm} (every segment is named {@code djl-dist-...}, as
+     * e2e's SharedMemoryFiles lists them): other programs' files come and go.
+     */
     private static Set<String> devShm() throws IOException {
         try (Stream<Path> files = Files.list(Path.of("/dev/shm"))) {
-            return files.map(p -> p.getFileName().toString()).collect(Collectors.toSet());
+            return files.map(p -> p.getFileName().toString())
+                    .filter(n -> n.startsWith("djl-dist"))
+                    .collect(Collectors.toSet());
         }
     }
 

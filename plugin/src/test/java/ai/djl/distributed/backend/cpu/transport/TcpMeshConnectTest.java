@@ -98,7 +98,14 @@ class TcpMeshConnectTest {
                         "tcp-setup-rank-1");
         rank1.setDaemon(true);
         rank1.start();
-        Thread.sleep(500); // rank 1 waits for its connection to rank 0
+        // Interrupt only once rank 1 waits for its connection to rank 0.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!inConnectWait(rank1)) {
+            assertTrue(
+                    System.nanoTime() < deadline && !outcome.isDone(),
+                    "rank 1 never waited for its connection to rank 0: " + outcome);
+            Thread.sleep(5);
+        }
         long start = System.nanoTime();
         rank1.interrupt();
 
@@ -109,6 +116,19 @@ class TcpMeshConnectTest {
         assertTrue(ms < 5_000, "failed " + ms + " ms after the interrupt");
         assertEquals(0, ce.getPeerRank(), ce.getMessage());
         assertTrue(stillInterrupted.get(), "the interrupt status was lost");
+    }
+
+    /** Whether {@code t} is waiting for a connection to a lower rank to be made. */
+    private static boolean inConnectWait(Thread t) {
+        boolean waiting = false;
+        boolean connecting = false;
+        for (StackTraceElement frame : t.getStackTrace()) {
+            if (frame.getClassName().equals(TcpMesh.class.getName())) {
+                waiting |= frame.getMethodName().equals("awaitOp");
+                connecting |= frame.getMethodName().equals("connectTo");
+            }
+        }
+        return waiting && connecting;
     }
 
     @Test

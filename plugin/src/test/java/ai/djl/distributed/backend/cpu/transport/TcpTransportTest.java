@@ -43,13 +43,13 @@ class TcpTransportTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(20);
     private static final OpSignature SIG = new OpSignature(OpSignature.SEND, 0, 0, 0, 1);
 
-    private static TcpTransport[] connectPair(HashStore store) {
+    private static TcpTransport[] connectPair(HashStore store) throws Exception {
         InetAddress loopback = InetAddress.getLoopbackAddress();
         CompletableFuture<TcpTransport> other =
                 CompletableFuture.supplyAsync(
                         () -> TcpTransport.connect(store, 1, 2, loopback, TIMEOUT));
         TcpTransport zero = TcpTransport.connect(store, 0, 2, loopback, TIMEOUT);
-        return new TcpTransport[] {zero, other.join()};
+        return new TcpTransport[] {zero, other.get(60, TimeUnit.SECONDS)};
     }
 
     /**
@@ -57,7 +57,7 @@ class TcpTransportTest {
      * once, naming the sender, not at the receiver's deadline; the send fails too.
      */
     @Test
-    void aReceiveCutOffMidMessageFailsAtOnce() {
+    void aReceiveCutOffMidMessageFailsAtOnce() throws Exception {
         try (HashStore store = new HashStore()) {
             TcpTransport[] t = connectPair(store);
             try {

@@ -30,6 +30,7 @@ import java.net.InetAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * What {@link Transport#abort} promises every transport: once it returns, the transfers it failed
@@ -42,12 +43,12 @@ class TransportAbortTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(20);
     private static final OpSignature SIG = new OpSignature(OpSignature.SEND, 0, 0, 0, 1);
 
-    private static Transport[] connectPair(String kind, HashStore store) {
+    private static Transport[] connectPair(String kind, HashStore store) throws Exception {
         InetAddress loopback = InetAddress.getLoopbackAddress();
         CompletableFuture<Transport> other =
                 CompletableFuture.supplyAsync(() -> connect(kind, store, 1, loopback));
         Transport zero = connect(kind, store, 0, loopback);
-        return new Transport[] {zero, other.join()};
+        return new Transport[] {zero, other.get(60, TimeUnit.SECONDS)};
     }
 
     private static Transport connect(String kind, HashStore store, int rank, InetAddress address) {
@@ -81,7 +82,7 @@ class TransportAbortTest {
 
     /** One attempt; whether the abort came while the message was still landing. */
     private static boolean abortMidMessage(String kind, ByteBuffer out, ByteBuffer in)
-            throws InterruptedException {
+            throws Exception {
         for (int i = 0; i < in.capacity(); i += 8) {
             in.putLong(i, 0L);
         }
@@ -128,7 +129,7 @@ class TransportAbortTest {
      * back.
      */
     @Test
-    void aRankCannotBeginWritingIntoAPeerThatAborted() {
+    void aRankCannotBeginWritingIntoAPeerThatAborted() throws Exception {
         try (HashStore store = new HashStore()) {
             Transport[] t = connectPair("shm", store);
             try {
