@@ -16,6 +16,7 @@ package ai.djl.distributed.store;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 
 /** Argument checks and small helpers shared by the store implementations. */
 public final class Stores {
@@ -37,15 +38,37 @@ public final class Stores {
     private Stores() {}
 
     /**
-     * Checks a key.
+     * Checks a key: a string that UTF-8 can encode, as keys travel and are stored as UTF-8 (a TCP
+     * store's wire, a file store's records). Java's encoder would write an unpaired surrogate as
+     * {@code ?}, so {@code "k\uD800"} and {@code "k?"} would name one key on the server and in the
+     * file while the instance that wrote it kept them apart.
      *
      * @param key the key
      * @return the key
-     * @throws IllegalArgumentException if it is null
+     * @throws IllegalArgumentException if it is null or holds an unpaired surrogate
      */
     public static String checkKey(String key) {
         if (key == null) {
             throw new IllegalArgumentException("key: null (expected: a string)");
+        }
+        for (int i = 0; i < key.length(); ++i) {
+            char c = key.charAt(i);
+            if (Character.isSurrogate(c)) {
+                if (Character.isHighSurrogate(c)
+                        && i + 1 < key.length()
+                        && Character.isLowSurrogate(key.charAt(i + 1))) {
+                    ++i; // a pair: one code point
+                    continue;
+                }
+                throw new IllegalArgumentException(
+                        "key: '"
+                                + key
+                                + "' holds an unpaired surrogate U+"
+                                + Integer.toHexString(c).toUpperCase(Locale.ROOT)
+                                + " at index "
+                                + i
+                                + " (expected: a string UTF-8 can encode)");
+            }
         }
         return key;
     }

@@ -16,7 +16,6 @@ package ai.djl.distributed.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.DisabledOnOs;
@@ -148,47 +147,6 @@ class BinScriptsTest {
         assertTrue(run.err().contains("djl-distributed-examples-1.1.jar"), run.err());
         assertFalse(Files.exists(javaArgs), "java ran: " + run);
         assertFalse(Files.exists(mvnMarker), "mvn ran: " + run);
-    }
-
-    /**
-     * This checkout itself, linked into a directory named {@code resources}, with the real java:
-     * when its plugin jar is built (one version, with its runtime classpath).
-     */
-    @Test
-    void theBuiltCheckoutRunsThroughALinkUnderResources() throws Exception {
-        Path target = REPO.resolve("plugin/target");
-        long mainJars;
-        try (Stream<Path> files =
-                Files.exists(target) ? Files.list(target) : Stream.<Path>empty()) {
-            mainJars =
-                    files.map(p -> p.getFileName().toString())
-                            .filter(n -> n.startsWith("djl-distributed-plugin-"))
-                            .filter(n -> n.endsWith(".jar"))
-                            .filter(
-                                    n ->
-                                            !n.endsWith("-sources.jar")
-                                                    && !n.endsWith("-javadoc.jar")
-                                                    && !n.endsWith("-tests.jar"))
-                            .count();
-        }
-        assumeTrue(
-                mainJars == 1 && Files.isDirectory(target.resolve("lib")),
-                "plugin/target holds no single built jar and lib/");
-        Path link = tmp.resolve("resources/djl");
-        Files.createDirectories(link.getParent());
-        Files.createSymbolicLink(link, REPO);
-        tools();
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-
-        try {
-            Run run = run(link.resolve("bin/djl-dist"), Map.of("JAVA", java), "--version");
-
-            assertEquals(0, run.exitCode(), run.toString());
-            assertTrue(run.out().startsWith("djl-dist "), run.toString());
-            assertFalse(Files.exists(mvnMarker), "mvn ran: " + run);
-        } finally {
-            Files.delete(link); // the link only, before @TempDir walks into the checkout
-        }
     }
 
     /** A module's target: its jar and an empty lib/; and the fake java and mvn. */

@@ -305,6 +305,26 @@ public abstract class StoreContractTest {
     }
 
     @Test
+    void keysTravelAsUtf8AndAnUnpairedSurrogateIsRefused() throws Exception {
+        // A pair is one code point (U+1F600), UTF-8's four bytes F0 9F 98 80: kept apart from '?'
+        String pair = "k\uD83D\uDE00";
+        store.set(pair, "pair");
+        store.set("k?", "question");
+        Store other = other();
+        assertEquals("pair", other.getString(pair));
+        assertEquals("question", other.getString("k?"));
+        // An unpaired surrogate has no UTF-8: Java's encoder would write '?' and alias "k?"
+        for (String bad : List.of("k\uD800", "k\uDC00x", "\uDE00\uD83D")) {
+            IllegalArgumentException e =
+                    assertThrows(IllegalArgumentException.class, () -> store.set(bad, b("v")));
+            assertTrue(e.getMessage().contains("unpaired surrogate"), e.getMessage());
+            assertThrows(IllegalArgumentException.class, () -> store.get(bad));
+            assertThrows(IllegalArgumentException.class, () -> store.check(List.of("k", bad)));
+        }
+        assertEquals("question", other.getString("k?"));
+    }
+
+    @Test
     void queuesWorkOrSayTheyAreNotSupported() {
         if (!hasQueues()) {
             // A store without queues says so; a TCPStore server without them (PyTorch's legacy
