@@ -189,9 +189,10 @@ public interface Store extends AutoCloseable {
      *
      * @param keys the keys
      * @return the values, in the order of {@code keys}
+     * @throws IllegalArgumentException if the list or a key is null
      */
     default List<byte[]> multiGet(List<String> keys) {
-        List<byte[]> values = new ArrayList<>(keys.size());
+        List<byte[]> values = new ArrayList<>(Stores.checkKeys(keys).size());
         for (String key : keys) {
             values.add(get(key));
         }

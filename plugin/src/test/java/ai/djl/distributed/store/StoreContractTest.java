@@ -302,6 +302,9 @@ public abstract class StoreContractTest {
         assertThrows(
                 IllegalArgumentException.class,
                 () -> store.waitFor(List.of("k"), Duration.ofMillis(-1)));
+        e = assertThrows(IllegalArgumentException.class, () -> store.multiGet(null));
+        assertTrue(e.getMessage().contains("keys"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> store.multiSet(null, List.of()));
     }
 
     @Test
