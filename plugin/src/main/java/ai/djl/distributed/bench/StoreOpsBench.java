@@ -18,13 +18,14 @@ import ai.djl.distributed.store.tcp.TcpStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.BrokenBarrierException;
-import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -51,7 +52,7 @@ public final class StoreOpsBench {
         atLeastOne("clients", clients);
         atLeastOne("rounds", rounds);
         ExecutorService pool = Executors.newFixedThreadPool(clients);
-        CyclicBarrier start = new CyclicBarrier(clients);
+        CountDownLatch start = new CountDownLatch(clients);
         AtomicReference<Failure> first = new AtomicReference<>();
         byte[] value = new byte[64];
         java.util.Arrays.fill(value, (byte) 'x');
@@ -69,7 +70,8 @@ public final class StoreOpsBench {
                                                     .setPort(port)
                                                     .optTimeout(Duration.ofSeconds(60))
                                                     .build()) {
-                                        start.await(60, TimeUnit.SECONDS);
+                                        start.countDown();
+                                        awaitStart(start, first);
                                         long t0 = System.nanoTime();
                                         for (int i = 0; i < rounds; ++i) {
                                             String key = "k/" + run + "/" + idx + "/" + (i % 64);
@@ -78,14 +80,12 @@ public final class StoreOpsBench {
                                             s.add("counter/" + run, 1);
                                         }
                                         return System.nanoTime() - t0;
-                                    } catch (BrokenBarrierException e) {
-                                        // another client failed first (it broke the barrier)
-                                        throw e;
+                                    } catch (CancellationException e) {
+                                        throw e; // another client failed first
                                     } catch (Exception | Error e) {
                                         // the first failure is the cause; the others waiting
-                                        // at the start line are released at once
+                                        // at the start line see it within a poll and stop
                                         first.compareAndSet(null, new Failure(idx, e));
-                                        start.reset();
                                         throw e;
                                     }
                                 }));
@@ -96,8 +96,8 @@ public final class StoreOpsBench {
                 try {
                     wall = Math.max(wall, f.get(600, TimeUnit.SECONDS));
                 } catch (ExecutionException e) {
-                    if (e.getCause() instanceof BrokenBarrierException) {
-                        // released by the client that failed: its own future tells why
+                    if (e.getCause() instanceof CancellationException) {
+                        // stopped by the client that failed: its own future tells why
                         broken = e.getCause();
                         continue;
                     }
@@ -117,6 +117,24 @@ public final class StoreOpsBench {
             return 3.0 * clients * rounds / (wall / 1e9);
         } finally {
             pool.shutdownNow();
+        }
+    }
+
+    /**
+     * Waits at the start line for every client to connect, for 60 s at most, and stops at once
+     * (within a 10 ms poll) if one has failed: a latch that cannot be broken, unlike a barrier
+     * whose reset would let a client arriving after it wait out the time alone.
+     */
+    private static void awaitStart(CountDownLatch start, AtomicReference<Failure> first)
+            throws InterruptedException, TimeoutException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!start.await(10, TimeUnit.MILLISECONDS)) {
+            if (first.get() != null) {
+                throw new CancellationException("another client failed");
+            }
+            if (System.nanoTime() - deadline > 0) {
+                throw new TimeoutException("not every client connected within 60 s");
+            }
         }
     }
 

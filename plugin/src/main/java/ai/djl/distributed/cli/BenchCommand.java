@@ -251,7 +251,8 @@ final class BenchCommand {
                 List.of("all_reduce", "broadcast", "all_gather", "reduce_scatter", "all_to_all");
 
         /** The ops that split a message into one equal share per rank. */
-        private static final List<String> SPLIT_OPS = List.of("reduce_scatter", "all_to_all");
+        private static final List<String> SPLIT_OPS =
+                List.of("all_gather", "reduce_scatter", "all_to_all");
 
         @Spec CommandSpec spec;
 

@@ -189,7 +189,8 @@ public interface Store extends AutoCloseable {
      *
      * @param keys the keys
      * @return the values, in the order of {@code keys}
-     * @throws IllegalArgumentException if the list or a key is null
+     * @throws IllegalArgumentException if the list or a key is null, or a key holds an unpaired
+     *     surrogate
      */
     default List<byte[]> multiGet(List<String> keys) {
         List<byte[]> values = new ArrayList<>(Stores.checkKeys(keys).size());

@@ -78,7 +78,8 @@ public final class Stores {
      *
      * @param keys the keys
      * @return the keys
-     * @throws IllegalArgumentException if the list or a key is null
+     * @throws IllegalArgumentException if the list or a key is null, or a key holds an unpaired
+     *     surrogate
      */
     public static List<String> checkKeys(List<String> keys) {
         if (keys == null) {

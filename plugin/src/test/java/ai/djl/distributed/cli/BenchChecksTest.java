@@ -63,6 +63,15 @@ class BenchChecksTest {
                                 "--sizes: 4096 with reduce_scatter and --world-size 3 (expected: a"
                                         + " multiple of 12 bytes"),
                 r.err());
+        // all_gather's input is each rank's share of the message too
+        r = run("bench", "collectives", "--world-size", "3", "--ops", "all_gather");
+        assertEquals(2, r.code(), r.err());
+        assertTrue(
+                r.err()
+                        .startsWith(
+                                "--sizes: 4096 with all_gather and --world-size 3 (expected: a"
+                                        + " multiple of 12 bytes"),
+                r.err());
         r =
                 run(
                         "bench",

@@ -84,8 +84,8 @@ class StoreServerWorldSizeTest {
                         cat(new byte[] {0}, u32(0x3C85F7CE), set("init/", "9".repeat(100)));
                 out.write(request);
                 out.flush();
-                // the server's main thread polls init/ every 10 ms: give it many polls
-                Thread.sleep(1000);
+                // the server's main thread polls init/ every 10 ms: its WARN says it saw the value
+                await(server, log, Pattern.compile("cannot count the joined workers"));
                 assertTrue(server.isAlive(), "the server exited:\n" + read(log));
                 out.write(set("/k", "v"));
                 out.write(get("/k"));

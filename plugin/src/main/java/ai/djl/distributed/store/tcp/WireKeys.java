@@ -33,7 +33,7 @@ final class WireKeys {
      *
      * @param key the user's key
      * @return the raw bytes PyTorch's client sends for it
-     * @throws IllegalArgumentException if the key is null
+     * @throws IllegalArgumentException if the key is null or holds an unpaired surrogate
      */
     static String toWire(String key) {
         byte[] utf8 =
@@ -46,7 +46,8 @@ final class WireKeys {
      *
      * @param keys the user's keys
      * @return their wire keys, in order
-     * @throws IllegalArgumentException if the list or a key is null
+     * @throws IllegalArgumentException if the list or a key is null, or a key holds an unpaired
+     *     surrogate
      */
     static List<String> toWire(List<String> keys) {
         List<String> out = new ArrayList<>(Stores.checkKeys(keys).size());
