@@ -313,7 +313,7 @@ final class BenchCommand {
 
         /**
          * Refuses sizes the ranks cannot split: a message is float32 elements (4 bytes each), and
-         * reduce_scatter and all_to_all give each rank an equal share of them.
+         * all_gather, reduce_scatter and all_to_all give each rank an equal share of them.
          */
         private void checkSizes() {
             for (long size : sizes) {
