@@ -29,7 +29,8 @@ final class Ranks {
     /** Held by a rank from before its forward pass to after its backward pass. */
     static final Object BACKWARD = new Object();
 
-    private static final Duration TIMEOUT = Duration.ofSeconds(60);
+    /** The group timeout of the runs. */
+    static final Duration TIMEOUT = Duration.ofSeconds(60);
 
     private Ranks() {}
 

@@ -18,6 +18,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.djl.Model;
+import ai.djl.distributed.pg.ProcessGroup;
 import ai.djl.engine.EngineException;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDList;
@@ -55,20 +56,8 @@ class StagedBackwardDdpTest {
                 2,
                 (group, manager) -> {
                     try (Model model = Model.newInstance("ddp")) {
-                        Block block = Fixture.mlp();
-                        // The same parameters in both runs.
-                        block.setInitializer(Fixture.deterministic(), p -> true);
-                        model.setBlock(block);
                         try (DistributedDataParallel t =
-                                Fixture.ddp(
-                                        model,
-                                        group,
-                                        Fixture::adamW,
-                                        DistributedDataParallel.builder()
-                                                .optFirstBucketBytes(256)
-                                                .optBucketCapBytes(1024)
-                                                .optStagedBackward(staged),
-                                        BATCH)) {
+                                smallBuckets(model, Fixture.mlp(), group, staged)) {
                             boolean pending = false;
                             for (int s = 0; s < STEPS; s++) {
                                 try (NDManager m = manager.newSubManager()) {
@@ -206,19 +195,8 @@ class StagedBackwardDdpTest {
                 (group, manager) -> {
                     AtomicBoolean fail = new AtomicBoolean();
                     try (Model model = Model.newInstance("ddp")) {
-                        Block block = faultyMlp(fail);
-                        block.setInitializer(Fixture.deterministic(), p -> true);
-                        model.setBlock(block);
                         try (DistributedDataParallel t =
-                                Fixture.ddp(
-                                        model,
-                                        group,
-                                        Fixture::adamW,
-                                        DistributedDataParallel.builder()
-                                                .optFirstBucketBytes(256)
-                                                .optBucketCapBytes(1024)
-                                                .optStagedBackward(staged),
-                                        BATCH)) {
+                                smallBuckets(model, faultyMlp(fail), group, staged)) {
                             for (int s = 0; s < 3; s++) {
                                 try (NDManager m = manager.newSubManager()) {
                                     NDList[] batch = Fixture.batch(m, s, group.getRank(), BATCH);
@@ -237,6 +215,25 @@ class StagedBackwardDdpTest {
                         }
                     }
                 });
+    }
+
+    /**
+     * DDP with AdamW on {@code block}, its parameters the same in every run, in buckets small
+     * enough that the MLP's parameters spread over several; the staged pass on or off.
+     */
+    private static DistributedDataParallel smallBuckets(
+            Model model, Block block, ProcessGroup group, boolean staged) {
+        block.setInitializer(Fixture.deterministic(), p -> true);
+        model.setBlock(block);
+        return Fixture.ddp(
+                model,
+                group,
+                Fixture::adamW,
+                DistributedDataParallel.builder()
+                        .optFirstBucketBytes(256)
+                        .optBucketCapBytes(1024)
+                        .optStagedBackward(staged),
+                BATCH);
     }
 
     /** One failed backward pass, the refusals that follow it, and the zeroing that ends them. */

@@ -30,7 +30,6 @@ import picocli.CommandLine.TypeConversionException;
 
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.Callable;
 
 /** {@code djl-dist bench}: benchmarks that print one line per measurement. */
@@ -148,8 +147,7 @@ final class BenchCommand {
                     // the private server serves with the settings and its clients connect with
                     // them: that takes a certificate and the authority; a client machine that
                     // holds the authority alone warms up without TLS
-                    StoreTls localTls =
-                            tls != null && servesAndConnects(System.getenv()) ? tls : null;
+                    StoreTls localTls = tls != null && tls.servesAndConnects() ? tls : null;
                     if (tls != null && localTls == null) {
                         System.err.println(
                                 "bench store-rendezvous: warming up locally without TLS (a local"
@@ -173,21 +171,6 @@ final class BenchCommand {
                                 .run(n, runId, timeout);
                     }
             }
-        }
-
-        /**
-         * Whether the environment's TLS settings can serve a server and its clients alike: a
-         * certificate with its key (a server's) and the authority (a client's).
-         */
-        static boolean servesAndConnects(Map<String, String> env) {
-            return isSet(env, StoreTls.CERT_ENV)
-                    && isSet(env, StoreTls.KEY_ENV)
-                    && isSet(env, StoreTls.CA_ENV);
-        }
-
-        private static boolean isSet(Map<String, String> env, String name) {
-            String value = env.get(name);
-            return value != null && !value.isEmpty();
         }
     }
 

@@ -20,6 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import ai.djl.distributed.store.tcp.StoreTls;
 import ai.djl.distributed.store.tcp.TcpStoreServer;
 import ai.djl.distributed.store.tcp.TlsFiles;
+import ai.djl.distributed.testing.JavaProcess;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -29,12 +30,9 @@ import picocli.CommandLine;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 /** {@code djl-dist bench}: what it checks before it starts, and the TLS of its local warm-up. */
 @Timeout(120)
@@ -110,17 +108,10 @@ class BenchChecksTest {
                         .optTls(serverOnly)
                         .optWarmUp(Duration.ZERO)
                         .build()) {
-            Path log = tmp.resolve("bench.log");
-            String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-            ProcessBuilder pb =
-                    new ProcessBuilder(
-                            java,
-                            "-Xmx256m",
-                            "-XX:+UseSerialGC",
-                            "-XX:TieredStopAtLevel=1",
-                            "-cp",
-                            System.getProperty("java.class.path"),
-                            Main.class.getName(),
+            try (JavaProcess p =
+                    JavaProcess.startIsolated(
+                            Main.class,
+                            Map.of(StoreTls.CA_ENV, files.authority.toString()),
                             "bench",
                             "store-rendezvous",
                             "--tcp",
@@ -130,45 +121,13 @@ class BenchChecksTest {
                             "--repeat",
                             "1",
                             "--timeout",
-                            "30");
-            Map<String, String> env = pb.environment();
-            env.keySet().removeIf(k -> k.startsWith("DJL_DIST_"));
-            env.put(StoreTls.CA_ENV, files.authority.toString());
-            pb.redirectErrorStream(true).redirectOutput(log.toFile());
-            Process p = pb.start();
-            try {
-                assertTrue(p.waitFor(90, TimeUnit.SECONDS), "still running after 90 s");
-                String out = Files.readString(log, StandardCharsets.UTF_8);
-                assertEquals(0, p.exitValue(), out);
+                            "30")) {
+                assertEquals(0, p.waitFor(Duration.ofSeconds(90)), p.output());
+                String out = p.output();
                 assertTrue(out.contains("store-rendezvous clients=4 seconds="), out);
                 assertTrue(out.contains("warming up locally without TLS"), out);
                 assertFalse(out.contains("djl-dist:"), out);
-            } finally {
-                p.destroyForcibly();
             }
         }
-    }
-
-    @Test
-    void theEnvironmentServesAndConnectsWithACertificateItsKeyAndTheAuthority() {
-        Map<String, String> all =
-                Map.of(
-                        StoreTls.CERT_ENV, "chain.pem",
-                        StoreTls.KEY_ENV, "key.pem",
-                        StoreTls.CA_ENV, "ca.pem");
-        assertTrue(BenchCommand.StoreRendezvous.servesAndConnects(all));
-        assertFalse(BenchCommand.StoreRendezvous.servesAndConnects(Map.of(StoreTls.CA_ENV, "a")));
-        assertFalse(
-                BenchCommand.StoreRendezvous.servesAndConnects(
-                        Map.of(StoreTls.CERT_ENV, "c", StoreTls.KEY_ENV, "k")));
-        assertFalse(
-                BenchCommand.StoreRendezvous.servesAndConnects(
-                        Map.of(
-                                StoreTls.CERT_ENV,
-                                "c",
-                                StoreTls.KEY_ENV,
-                                "k",
-                                StoreTls.CA_ENV,
-                                "")));
     }
 }

@@ -18,9 +18,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.djl.distributed.testing.JavaProcess;
+
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 import java.io.DataInputStream;
 import java.io.IOException;
@@ -29,9 +30,8 @@ import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -45,21 +45,13 @@ class StoreServerWorldSizeTest {
 
     private static final Pattern LISTENING = Pattern.compile("listening on 127\\.0\\.0\\.1:(\\d+)");
 
-    @TempDir Path tmp;
-
     @Test
     void aRawSetOfInitThatIsNoCounterLeavesTheServerServing() throws Exception {
-        Path log = tmp.resolve("server.log");
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        ProcessBuilder pb =
-                new ProcessBuilder(
-                        java,
-                        "-Xmx256m",
-                        "-XX:+UseSerialGC",
-                        "-XX:TieredStopAtLevel=1",
-                        "-cp",
-                        System.getProperty("java.class.path"),
-                        Main.class.getName(),
+        // no secret and no TLS from the build's environment: the raw requests below are plain
+        try (JavaProcess server =
+                JavaProcess.startIsolated(
+                        Main.class,
+                        Map.of(),
                         "store-server",
                         "--host",
                         "127.0.0.1",
@@ -68,13 +60,8 @@ class StoreServerWorldSizeTest {
                         "--world-size",
                         "2",
                         "--warm-up-ms",
-                        "0");
-        // no secret and no TLS from the build's environment: the raw requests below are plain
-        pb.environment().keySet().removeIf(k -> k.startsWith("DJL_DIST_"));
-        pb.redirectErrorStream(true).redirectOutput(log.toFile());
-        Process server = pb.start();
-        try {
-            int port = Integer.parseInt(await(server, log, LISTENING).group(1));
+                        "0")) {
+            int port = Integer.parseInt(await(server, LISTENING).group(1));
             try (Socket socket = new Socket("127.0.0.1", port)) {
                 socket.setSoTimeout(10_000);
                 OutputStream out = socket.getOutputStream();
@@ -85,39 +72,36 @@ class StoreServerWorldSizeTest {
                 out.write(request);
                 out.flush();
                 // the server's main thread polls init/ every 10 ms: its WARN says it saw the value
-                await(server, log, Pattern.compile("cannot count the joined workers"));
-                assertTrue(server.isAlive(), "the server exited:\n" + read(log));
+                await(server, Pattern.compile("cannot count the joined workers"));
+                assertTrue(server.process().isAlive(), "the server exited:\n" + server.output());
                 out.write(set("/k", "v"));
                 out.write(get("/k"));
                 out.flush();
-                assertArrayEquals(cat(u64(1), new byte[] {'v'}), readBytes(in, 9), read(log));
-                String warn = read(log);
+                assertArrayEquals(cat(u64(1), new byte[] {'v'}), readBytes(in, 9), server.output());
+                String warn = server.output();
                 assertEquals(1, count(warn, "cannot count the joined workers"), warn);
                 assertTrue(warn.contains("init/"), warn);
                 // a counter back in init/: the wait goes on and sees both workers
                 out.write(set("init/", "2"));
                 out.flush();
-                await(server, log, Pattern.compile("all 2 workers joined"));
+                await(server, Pattern.compile("all 2 workers joined"));
                 out.write(get("/k"));
                 out.flush();
-                assertArrayEquals(cat(u64(1), new byte[] {'v'}), readBytes(in, 9), read(log));
+                assertArrayEquals(cat(u64(1), new byte[] {'v'}), readBytes(in, 9), server.output());
             }
-            assertTrue(server.isAlive(), read(log));
-        } finally {
-            server.destroyForcibly();
-            server.waitFor(10, TimeUnit.SECONDS);
+            assertTrue(server.process().isAlive(), server.output());
         }
     }
 
-    private static Matcher await(Process p, Path log, Pattern pattern) throws Exception {
+    private static Matcher await(JavaProcess p, Pattern pattern) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (true) {
-            Matcher m = pattern.matcher(read(log));
+            Matcher m = pattern.matcher(p.output());
             if (m.find()) {
                 return m;
             }
-            assertTrue(p.isAlive(), "exited before " + pattern + ":\n" + read(log));
-            assertFalse(System.nanoTime() - deadline > 0, "no " + pattern + ":\n" + read(log));
+            assertTrue(p.process().isAlive(), "exited before " + pattern + ":\n" + p.output());
+            assertFalse(System.nanoTime() - deadline > 0, "no " + pattern + ":\n" + p.output());
             Thread.sleep(20);
         }
     }
@@ -134,14 +118,6 @@ class StoreServerWorldSizeTest {
         byte[] b = new byte[n];
         in.readFully(b);
         return b;
-    }
-
-    private static String read(Path log) {
-        try {
-            return Files.readString(log, StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            return "(unreadable: " + e + ")";
-        }
     }
 
     /** SET (opcode 1): the key and the value, each a u64 length and its bytes. */

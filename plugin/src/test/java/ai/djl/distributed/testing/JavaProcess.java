@@ -52,6 +52,28 @@ public final class JavaProcess implements AutoCloseable {
      */
     public static JavaProcess start(Class<?> mainClass, Map<String, String> env, String... args)
             throws IOException {
+        return start(mainClass, false, env, args);
+    }
+
+    /**
+     * Starts a main class of the test classpath in a new JVM that inherits no {@code DJL_DIST_*}
+     * variable from the build's environment (a developer's store secret or TLS settings), so that
+     * it speaks to its peers exactly as {@code env} says.
+     *
+     * @param mainClass the class whose {@code main} to run
+     * @param env extra environment variables
+     * @param args its arguments
+     * @return the running process
+     * @throws IOException if it cannot be started
+     */
+    public static JavaProcess startIsolated(
+            Class<?> mainClass, Map<String, String> env, String... args) throws IOException {
+        return start(mainClass, true, env, args);
+    }
+
+    private static JavaProcess start(
+            Class<?> mainClass, boolean isolated, Map<String, String> env, String... args)
+            throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> command = new ArrayList<>();
         command.add(java);
@@ -64,6 +86,9 @@ public final class JavaProcess implements AutoCloseable {
         command.addAll(List.of(args));
         Path log = Files.createTempFile("djl-dist-child-", ".log");
         ProcessBuilder builder = new ProcessBuilder(command);
+        if (isolated) {
+            builder.environment().keySet().removeIf(k -> k.startsWith("DJL_DIST_"));
+        }
         builder.environment().putAll(env);
         builder.redirectErrorStream(true);
         builder.redirectOutput(log.toFile());

@@ -179,9 +179,20 @@ public final class StoreTls {
         return value == null || value.isEmpty() ? null : Path.of(value);
     }
 
+    /**
+     * Whether these settings can serve a server and connect its clients alike: a certificate with
+     * its key (a server's), and the authority (a client's). A server with them requires a
+     * certificate of each client.
+     *
+     * @return whether both sides can be made of them
+     */
+    public boolean servesAndConnects() {
+        return server != null && client != null;
+    }
+
     /** Whether a server with these settings requires a certificate of each client. */
     boolean requiresClientCertificates() {
-        return server != null && client != null;
+        return servesAndConnects();
     }
 
     /**

@@ -296,6 +296,36 @@ abstract class TlsContractTest {
         }
     }
 
+    /**
+     * Settings serve a server and connect its clients alike with a certificate, its key and the
+     * authority; the benchmark's local warm-up needs both, a client machine holds the authority
+     * alone.
+     */
+    @Test
+    void settingsServeAndConnectWithACertificateItsKeyAndTheAuthority() {
+        String chain = job.chain.toString();
+        String key = job.key.toString();
+        String ca = job.authority.toString();
+        assertTrue(
+                StoreTls.fromEnvironment(
+                                Map.of(
+                                        StoreTls.CERT_ENV, chain,
+                                        StoreTls.KEY_ENV, key,
+                                        StoreTls.CA_ENV, ca))
+                        .servesAndConnects());
+        assertFalse(StoreTls.fromEnvironment(Map.of(StoreTls.CA_ENV, ca)).servesAndConnects());
+        assertFalse(
+                StoreTls.fromEnvironment(Map.of(StoreTls.CERT_ENV, chain, StoreTls.KEY_ENV, key))
+                        .servesAndConnects());
+        assertFalse(
+                StoreTls.fromEnvironment(
+                                Map.of(
+                                        StoreTls.CERT_ENV, chain,
+                                        StoreTls.KEY_ENV, key,
+                                        StoreTls.CA_ENV, ""))
+                        .servesAndConnects());
+    }
+
     @Test
     void settingsErrorsNameWhatIsMissing() throws IOException {
         IllegalArgumentException halfEnv =
