@@ -60,7 +60,7 @@ final class FlatUnit implements AutoCloseable {
     private final NDArray shard;
     private final NDArray[] localSlices;
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
-    private NDArray grad;
+    private NDArray grad; // allocated by the first gradient added (see gradient())
     private final NDArray zero;
 
     private FlatBuffer gathered;
@@ -129,7 +129,6 @@ final class FlatUnit implements AutoCloseable {
         owner = parent.newSubManager();
         try {
             shard = owner.zeros(new Shape(chunk), DataType.FLOAT32);
-            grad = owner.zeros(new Shape(chunk), DataType.FLOAT32);
             zero = owner.zeros(new Shape(), DataType.FLOAT32);
             localSlices = new NDArray[shapes.length];
             long lo = (shardGroup == null ? 0 : shardGroup.getRank()) * chunk;
@@ -196,13 +195,13 @@ final class FlatUnit implements AutoCloseable {
      */
     void update(Optimizer optimizer, List<String> ids) {
         if (sliceCount() == 1) {
-            optimizer.update(ids.get(0), shard, grad);
+            optimizer.update(ids.get(0), shard, gradient());
             return;
         }
         for (int c = 0; c < ids.size(); c++) {
             NDIndex range = new NDIndex(sliceStart(c) + ":" + sliceEnd(c));
             try (NDArray w = shard.get(range);
-                    NDArray g = grad.get(range)) {
+                    NDArray g = gradient().get(range)) {
                 optimizer.update(ids.get(c), w, g);
             }
         }
@@ -221,9 +220,22 @@ final class FlatUnit implements AutoCloseable {
         return shard;
     }
 
-    /** The gradient of this rank's shard, accumulated over backward passes since the last step. */
+    /**
+     * The gradient of this rank's shard, accumulated over backward passes since the last step.
+     * Allocated (as zeros) on first use rather than when the unit is built, so that sharding a
+     * model, which holds its full parameters until every unit is built, does not also hold every
+     * unit's gradient.
+     */
     NDArray gradient() {
+        if (grad == null) {
+            grad = owner.zeros(new Shape(chunk), DataType.FLOAT32);
+        }
         return grad;
+    }
+
+    /** Whether {@link #gradient} has been allocated (by a reduction, a step or a read of it). */
+    boolean hasGradient() {
+        return grad != null;
     }
 
     /** The part of parameter {@code i} this rank holds, a view of the shard (maybe empty). */
@@ -451,7 +463,7 @@ final class FlatUnit implements AutoCloseable {
                 if (worldSize > 1) {
                     p.out().divi(worldSize);
                 }
-                grad.addi(p.out());
+                gradient().addi(p.out());
             } finally {
                 release(p, done || ended(p.scatter(), replicas, p.allReduce()));
             }
@@ -488,7 +500,9 @@ final class FlatUnit implements AutoCloseable {
     void zeroGradient() {
         // An array value: a number would make DJL create a scalar array in the shard's manager on
         // every call.
-        grad.set(new NDIndex(":"), zero);
+        if (grad != null) { // none yet: nothing was added to zero
+            grad.set(new NDIndex(":"), zero);
+        }
     }
 
     /** Frees the gathered parameters and their gradients; the shard stays. */

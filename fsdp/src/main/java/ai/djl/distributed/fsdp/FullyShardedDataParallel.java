@@ -393,7 +393,9 @@ public final class FullyShardedDataParallel extends Trainer {
 
     /**
      * Returns what this rank holds at rest, in bytes, counted from the arrays themselves: its
-     * shards of the parameters, their gradients, and the optimizer's state for them.
+     * shards of the parameters, their gradients, and the optimizer's state for them. Gradients
+     * exist from the first backward pass and the optimizer's state from the first step, so before
+     * them those count as zero.
      *
      * @return the bytes held
      */
@@ -404,7 +406,7 @@ public final class FullyShardedDataParallel extends Trainer {
         long state = 0;
         for (FlatUnit u : units) {
             params += u.shard().size() * 4;
-            grads += u.gradient().size() * 4;
+            grads += u.hasGradient() ? u.gradient().size() * 4 : 0;
             for (String id : optimizerIds(u)) {
                 for (NDArray a : OptimizerState.arrays(optimizer, id)) {
                     state += a.size() * a.getDataType().getNumOfBytes();

@@ -143,6 +143,50 @@ class FsdpTrainerTest {
     }
 
     /**
+     * Sharding holds the model's full parameters until every unit is built, so it must not hold
+     * every unit's gradient beside them too: a unit's gradient exists only once a backward pass
+     * reduced into it, and survives the step (zeroed, not freed) for the next.
+     */
+    @Test
+    void gradientsAreAllocatedByTheFirstBackwardNotBySharding() throws Exception {
+        List<boolean[]> seen =
+                Fixture.ranks(
+                        2,
+                        (group, manager) -> {
+                            try (Model model = Fixture.gptModel(0);
+                                    FullyShardedDataParallel t =
+                                            Fixture.fsdp(
+                                                    model,
+                                                    group,
+                                                    FullyShardedDataParallel.builder())) {
+                                boolean atShard =
+                                        t.units().stream().anyMatch(FlatUnit::hasGradient);
+                                Fixture.backward(t, Fixture.tokens(manager, 0, group.getRank(), 2));
+                                boolean afterBackward =
+                                        t.units().stream().allMatch(FlatUnit::hasGradient);
+                                t.step();
+                                boolean zeroedAfterStep = true;
+                                for (FlatUnit u : t.units()) {
+                                    if (!u.hasGradient()) {
+                                        zeroedAfterStep = false;
+                                        continue;
+                                    }
+                                    try (NDArray a = u.gradient().abs();
+                                            NDArray sum = a.sum()) {
+                                        zeroedAfterStep &= sum.getFloat() == 0f;
+                                    }
+                                }
+                                return new boolean[] {atShard, afterBackward, zeroedAfterStep};
+                            }
+                        });
+        for (int r = 0; r < 2; r++) {
+            assertFalse(seen.get(r)[0], "rank " + r + ": a gradient allocated by sharding");
+            assertTrue(seen.get(r)[1], "rank " + r + ": a unit without a gradient after backward");
+            assertTrue(seen.get(r)[2], "rank " + r + ": a gradient not zeroed by the step");
+        }
+    }
+
+    /**
      * Two micro-batches per step on two ranks: the gradients add up until the step, as a plain
      * trainer's do over the concatenated micro-batches.
      */
