@@ -292,6 +292,21 @@ public abstract class StoreContractTest {
                 () -> store.multiSet(List.of("x", "y"), List.of(b("1"))));
     }
 
+    /**
+     * A MULTI_GET or MULTI_SET of no keys is a query like any other, as PyTorch's {@code
+     * multi_get([])} is: an empty list at once, and the handle serves on. (A TCP store's client
+     * once waited for a reply of no bytes until its timeout, then dropped its connection.)
+     */
+    @Test
+    void multiGetAndMultiSetOfNoKeys() {
+        store.setTimeout(Duration.ofSeconds(5)); // bounds the wait of a client that would hang
+        store.multiSet(List.of(), List.of());
+        assertEquals(List.of(), store.multiGet(List.of()));
+        store.set("after", b("v"));
+        assertArrayEquals(b("v"), store.get("after"));
+        assertEquals(List.of(), store.multiGet(List.of()));
+    }
+
     @Test
     void badArgumentsAreRejected() {
         IllegalArgumentException e =

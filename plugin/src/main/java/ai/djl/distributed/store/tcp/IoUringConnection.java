@@ -135,6 +135,7 @@ final class IoUringConnection implements IoUringIoHandle {
     // counted when queued, under the state's lock for a STOP_WAITING
     private final AtomicInteger queuedReplies = new AtomicInteger();
     private boolean paused; // a hand-over waits for the queued replies
+    private boolean held; // the requests after a CANCEL_WAIT wait for its queued reply
     private boolean handingBack;
     private boolean closing;
     private Waiter waiter;
@@ -308,7 +309,7 @@ final class IoUringConnection implements IoUringIoHandle {
         }
         if (handingBack) {
             finishHandingBack();
-        } else if (!receiving && !paused) {
+        } else if (!receiving && !paused && !held) {
             serve(); // the replies had filled up: serve what was held back
         }
     }
@@ -316,6 +317,10 @@ final class IoUringConnection implements IoUringIoHandle {
     // Serves the whole requests in the read buffer, then reads again; or hands the connection back.
     private void serve() {
         while (in.isReadable()) {
+            if (held) {
+                flush(); // what came before the CANCEL_WAIT; the rest once its reply is written
+                return;
+            }
             if (replies != null && replies.readableBytes() >= MAX_QUEUED_REPLIES) {
                 flush(); // a client that does not read its replies is not read either, for now
                 return;
@@ -398,6 +403,7 @@ final class IoUringConnection implements IoUringIoHandle {
             case CANCEL_WAIT:
                 in.readerIndex(at + OPCODE);
                 cancelWait();
+                held = true; // the replies after it follow its reply, as on PyTorch's server
                 return SERVED;
             default:
                 break;
@@ -519,9 +525,17 @@ final class IoUringConnection implements IoUringIoHandle {
         }
         reply(1).writeByte(reply);
         flush();
-        if (paused && queuedReplies.get() == 0) {
+        if (queuedReplies.get() > 0) {
+            return;
+        }
+        if (paused) {
             paused = false;
             handBackSoon();
+        } else if (held) {
+            held = false;
+            if (!receiving) { // else the read in flight serves on when it completes
+                serve(); // the requests that came after the CANCEL_WAIT, then the next read
+            }
         }
     }
 

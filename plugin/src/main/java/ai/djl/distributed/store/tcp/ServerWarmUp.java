@@ -73,7 +73,8 @@ final class ServerWarmUp {
                         "127.0.0.1",
                         0,
                         new StoreState(),
-                        new PartialRequestBudget(Long.MAX_VALUE),
+                        new MemoryBudget(Long.MAX_VALUE),
+                        new MemoryBudget(Long.MAX_VALUE),
                         connections,
                         direct,
                         null, // the warm-up's clients hold no secret

@@ -283,7 +283,7 @@ final class StoreConnection implements AutoCloseable {
      * @param reply the shape of its reply
      * @param count for {@link Reply#MULTI_BYTES}, the number of values
      * @return the call, whose future completes with the reply (or when written, for {@link
-     *     Reply#NONE})
+     *     Reply#NONE} and for {@link Reply#MULTI_BYTES} of no values)
      */
     PendingCall send(StoreRequest request, Reply reply, int count) {
         PendingCall call = new PendingCall(reply, count, request);
@@ -292,7 +292,10 @@ final class StoreConnection implements AutoCloseable {
             call.fail(failure);
             return call;
         }
-        if (reply != Reply.NONE) {
+        // A MULTI_GET of no keys has a reply of no bytes, as a query without one: nothing would
+        // ever come to complete it if it waited for its reply in the queue.
+        boolean replyless = reply == Reply.NONE || (reply == Reply.MULTI_BYTES && count == 0);
+        if (!replyless) {
             pending.add(call);
         }
         channel.writeAndFlush(request)
@@ -311,8 +314,8 @@ final class StoreConnection implements AutoCloseable {
                                                         + cause.getMessage(),
                                                 cause));
                                 channel.close();
-                            } else if (reply == Reply.NONE) {
-                                call.future.complete(null);
+                            } else if (replyless) {
+                                call.future.complete(reply == Reply.NONE ? null : call.values);
                             }
                         });
         return call;

@@ -55,6 +55,12 @@ public final class StoreProtocol {
     public static final long DEFAULT_MAX_PARTIAL_REQUEST_BYTES = 4L * DEFAULT_MAX_REQUEST_BYTES;
 
     /**
+     * Default bound on the memory that MULTI_GET and LIST replies not yet sent hold across all of a
+     * server's connections: four replies of {@link #DEFAULT_MAX_REQUEST_BYTES} (a reply's limit).
+     */
+    public static final long DEFAULT_MAX_QUEUED_REPLY_BYTES = 4L * DEFAULT_MAX_REQUEST_BYTES;
+
+    /**
      * Default bound on how long a request may stay partly received: 30 s, time for a request of
      * {@link #DEFAULT_MAX_REQUEST_BYTES} at about 2 MiB/s.
      */

@@ -43,10 +43,10 @@ import java.util.concurrent.TimeUnit;
  * one that does not gets an array that grows (doubling, up to its length) with the bytes received,
  * so a length announced costs nothing until its bytes come. A request that spans several reads is
  * <em>partial</em>: before waiting for more bytes, and before growing an array, the decoder claims
- * what it holds from the server's {@link PartialRequestBudget} (refused: the connection is closed),
- * and a request still partial after the read timeout closes the connection. Between requests
- * nothing is held and no timeout runs, however long the connection stays idle. A request that
- * arrives whole costs neither a claim nor a timer.
+ * what it holds from the server's {@link MemoryBudget} (refused: the connection is closed), and a
+ * request still partial after the read timeout closes the connection. Between requests nothing is
+ * held and no timeout runs, however long the connection stays idle. A request that arrives whole
+ * costs neither a claim nor a timer.
  */
 public final class StoreRequestDecoder extends ByteToMessageDecoder {
 
@@ -68,7 +68,7 @@ public final class StoreRequestDecoder extends ByteToMessageDecoder {
     private final int maxKeyBytes;
     private final long maxRequestBytes;
     private final int maxKeys;
-    private final PartialRequestBudget budget;
+    private final MemoryBudget budget;
     private final long readTimeoutNanos; // 0: none
 
     private State state = State.OPCODE;
@@ -97,7 +97,7 @@ public final class StoreRequestDecoder extends ByteToMessageDecoder {
      * @param maxKeys the most keys one request may name
      */
     public StoreRequestDecoder(int maxKeyBytes, long maxRequestBytes, int maxKeys) {
-        this(maxKeyBytes, maxRequestBytes, maxKeys, new PartialRequestBudget(Long.MAX_VALUE), null);
+        this(maxKeyBytes, maxRequestBytes, maxKeys, new MemoryBudget(Long.MAX_VALUE), null);
     }
 
     /**
@@ -113,7 +113,7 @@ public final class StoreRequestDecoder extends ByteToMessageDecoder {
             int maxKeyBytes,
             long maxRequestBytes,
             int maxKeys,
-            PartialRequestBudget budget,
+            MemoryBudget budget,
             Duration readTimeout) {
         this.maxKeyBytes = maxKeyBytes;
         this.maxRequestBytes = maxRequestBytes;
@@ -290,10 +290,11 @@ public final class StoreRequestDecoder extends ByteToMessageDecoder {
                                 + (isKey ? maxKeyBytes : maxRequestBytes)
                                 + ")");
             }
-            requestBytes += n;
-            if (requestBytes > maxRequestBytes) {
+            // Compared before adding: a length near Long.MAX_VALUE would wrap a sum negative.
+            if (n > maxRequestBytes - requestBytes) {
                 throw fail(opcode + " request of more than " + maxRequestBytes + " bytes");
             }
+            requestBytes += n;
             length = n;
         }
         if (!isKey) {

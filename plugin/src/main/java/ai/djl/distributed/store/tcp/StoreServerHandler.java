@@ -52,12 +52,16 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
     private final StoreState state;
     private final Queue<StoreRequest> backlog = new ArrayDeque<>();
     private final long maxReplyBytes; // the request limit: bounds every reply and stored value
+    private final MemoryBudget replyBudget; // the server's, for MULTI_GET and LIST replies unsent
     private Waiter waiter;
     private ByteBuf replies; // the replies of this read burst not yet handed to the pipeline
+    // a CANCEL_WAIT's reply is queued on the loop: the requests after it wait in the backlog
+    private boolean cancelling;
 
-    StoreServerHandler(StoreState state, long maxReplyBytes) {
+    StoreServerHandler(StoreState state, long maxReplyBytes, MemoryBudget replyBudget) {
         this.state = state;
         this.maxReplyBytes = maxReplyBytes;
+        this.replyBudget = replyBudget;
     }
 
     /** {@inheritDoc} */
@@ -77,15 +81,23 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
     /** {@inheritDoc} */
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-        while (ctx.channel().isWritable() && !backlog.isEmpty() && ctx.channel().isActive()) {
+        serveBacklog(ctx);
+        ctx.fireChannelWritabilityChanged();
+    }
+
+    // Serves the requests held back, in order, while nothing holds them; then reads on.
+    private void serveBacklog(ChannelHandlerContext ctx) {
+        while (ctx.channel().isWritable()
+                && !cancelling
+                && !backlog.isEmpty()
+                && ctx.channel().isActive()) {
             handle(ctx, backlog.poll());
             handOver(ctx);
             ctx.flush();
         }
-        if (backlog.isEmpty() && ctx.channel().isWritable()) {
+        if (backlog.isEmpty() && !cancelling && ctx.channel().isWritable()) {
             ctx.channel().config().setAutoRead(true);
         }
-        ctx.fireChannelWritabilityChanged();
     }
 
     private void handle(ChannelHandlerContext ctx, StoreRequest req) {
@@ -203,7 +215,7 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
         if (replies != null && replies.writerIndex() >= MAX_GATHERED) {
             handOver(ctx); // now counted by the channel's watermark
         }
-        return backlog.isEmpty() && ctx.channel().isWritable();
+        return !cancelling && backlog.isEmpty() && ctx.channel().isWritable();
     }
 
     /** Closes the connection after a request the store refused, with the reason logged. */
@@ -217,9 +229,18 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
         }
         handOver(ctx);
         // Queued behind any STOP_WAITING another event loop has already queued for us, so the
-        // client reads STOP_WAITING first, as PyTorch's client expects.
+        // client reads STOP_WAITING first, as PyTorch's client expects. The requests after it wait
+        // for it, so that their replies follow it, as they follow it on PyTorch's server.
         ByteBuf reply = ctx.alloc().ioBuffer(1).writeByte(StoreProtocol.WAIT_CANCELED);
-        ctx.channel().eventLoop().execute(() -> ctx.writeAndFlush(reply));
+        cancelling = true;
+        ctx.channel()
+                .eventLoop()
+                .execute(
+                        () -> {
+                            ctx.writeAndFlush(reply);
+                            cancelling = false;
+                            serveBacklog(ctx);
+                        });
     }
 
     // One key named many times could otherwise make one reply of many gigabytes.
@@ -233,9 +254,42 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
             throw new StoreException(
                     "MULTI_GET reply of " + size + " bytes exceeds the limit of " + maxReplyBytes);
         }
-        for (byte[] v : values) {
-            bytes(ctx, v == null ? EMPTY : v);
+        handOver(ctx); // the replies before it are not part of its claim
+        claimReply("MULTI_GET", size);
+        try {
+            for (byte[] v : values) {
+                bytes(ctx, v == null ? EMPTY : v);
+            }
+        } catch (RuntimeException | Error e) { // what it wrote goes with the connection
+            replyBudget.release(size);
+            throw e;
         }
+        ByteBuf last = replies != null ? replies : Unpooled.EMPTY_BUFFER;
+        replies = null;
+        writeClaimed(ctx, last, size);
+    }
+
+    // A request of a few bytes per key can ask for a reply of many more (one key named 100,000
+    // times): the replies built for clients that have not read them are bounded together.
+    private void claimReply(String what, long size) {
+        if (!replyBudget.tryClaim(size)) {
+            throw new StoreException(
+                    what
+                            + " reply of "
+                            + size
+                            + " bytes would take the replies waiting to be sent past the server's"
+                            + " budget of "
+                            + replyBudget.limit()
+                            + " bytes ("
+                            + replyBudget.held()
+                            + " held)");
+        }
+    }
+
+    // Writes a claimed reply's last part with a promise that gives the claim back once it is sent
+    // or its connection fails: writes complete in order, so all of the reply is then.
+    private void writeClaimed(ChannelHandlerContext ctx, ByteBuf last, long size) {
+        ctx.write(last).addListener(f -> replyBudget.release(size));
     }
 
     private void queuePop(ChannelHandlerContext ctx, String key) {
@@ -261,13 +315,20 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
                     "LIST reply of " + size + " bytes exceeds the limit of " + maxReplyBytes);
         }
         handOver(ctx);
-        ByteBuf out = ctx.alloc().ioBuffer((int) size);
+        claimReply("LIST", size);
+        ByteBuf out;
+        try {
+            out = ctx.alloc().ioBuffer((int) size);
+        } catch (RuntimeException | Error e) {
+            replyBudget.release(size);
+            throw e;
+        }
         out.writeLongLE(keys.size());
         for (String key : keys) {
             out.writeLongLE(key.length());
             out.writeCharSequence(key, StandardCharsets.ISO_8859_1);
         }
-        ctx.write(out);
+        writeClaimed(ctx, out, size);
     }
 
     // Stored values are never mutated, so large ones are sent without a copy.

@@ -456,7 +456,8 @@ public final class TcpStore implements Store {
         }
 
         /**
-         * Sets the event-loop threads of a server this instance starts; default min(4, cores).
+         * Sets the event-loop threads of a server this instance starts; default half the cores,
+         * from 1 to 4.
          *
          * @param threads at least 1
          * @return this builder
@@ -470,11 +471,24 @@ public final class TcpStore implements Store {
          * Sets the memory that partly received requests may hold in a server this instance starts;
          * default 256 MiB. See {@link TcpStoreServer.Builder#optMaxPartialRequestBytes}.
          *
-         * @param bytes at least the server's request limit (64 MiB)
+         * @param bytes at least twice the server's request limit (64 MiB), plus 1 MiB
          * @return this builder
          */
         public Builder optServerMaxPartialRequestBytes(long bytes) {
             serverOptions.optMaxPartialRequestBytes(bytes);
+            return this;
+        }
+
+        /**
+         * Sets the memory that MULTI_GET and LIST replies not yet sent may hold in a server this
+         * instance starts; default 256 MiB. See {@link
+         * TcpStoreServer.Builder#optMaxQueuedReplyBytes}.
+         *
+         * @param bytes at least the server's request limit (64 MiB)
+         * @return this builder
+         */
+        public Builder optServerMaxQueuedReplyBytes(long bytes) {
+            serverOptions.optMaxQueuedReplyBytes(bytes);
             return this;
         }
 

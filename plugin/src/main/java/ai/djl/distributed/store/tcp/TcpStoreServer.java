@@ -76,10 +76,17 @@ public final class TcpStoreServer implements AutoCloseable {
     /** The largest request limit: a request's value is one Java array. */
     public static final long MAX_REQUEST_BYTES = Stores.MAX_VALUE_BYTES;
 
+    /**
+     * What the partial-request budget needs beyond twice the request limit: room for the read
+     * buffer and the request's bookkeeping (see {@link Builder#optMaxPartialRequestBytes}).
+     */
+    static final long PARTIAL_REQUEST_SLACK = 1 << 20;
+
     private static final Logger logger = LoggerFactory.getLogger(TcpStoreServer.class);
 
     private final StoreState state = new StoreState();
-    private final PartialRequestBudget budget;
+    private final MemoryBudget budget;
+    private final MemoryBudget replyBudget;
     // every client connection, so close() can end them all before the loops stop
     private final ChannelGroup clients = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
     // the connections served straight from io_uring, which have left their channels (and clients)
@@ -91,7 +98,8 @@ public final class TcpStoreServer implements AutoCloseable {
     private volatile boolean closed;
 
     private TcpStoreServer(Builder builder) {
-        budget = new PartialRequestBudget(builder.maxPartialRequestBytes);
+        budget = new MemoryBudget(builder.maxPartialRequestBytes);
+        replyBudget = new MemoryBudget(builder.maxQueuedReplyBytes);
         // A thread of its own accepts: at a rendezvous of thousands, accepting on the loop that
         // also serves them let the accept queue (somaxconn) overflow, and the kernel reset the
         // connections it could not queue; it also halved the time of 9,000 clients here.
@@ -116,6 +124,7 @@ public final class TcpStoreServer implements AutoCloseable {
                             builder.port,
                             state,
                             budget,
+                            replyBudget,
                             clients,
                             direct,
                             builder.secret,
@@ -191,7 +200,8 @@ public final class TcpStoreServer implements AutoCloseable {
             String host,
             int port,
             StoreState keys,
-            PartialRequestBudget partials,
+            MemoryBudget partials,
+            MemoryBudget replies,
             ChannelGroup connections,
             Set<IoUringConnection> plain,
             byte[] secret,
@@ -228,7 +238,7 @@ public final class TcpStoreServer implements AutoCloseable {
                             decoder.markValidated();
                         }
                         StoreServerHandler server =
-                                new StoreServerHandler(keys, builder.maxRequestBytes);
+                                new StoreServerHandler(keys, builder.maxRequestBytes, replies);
                         ch.pipeline()
                                 .addLast(
                                         new InPlaceRequests(
@@ -327,6 +337,16 @@ public final class TcpStoreServer implements AutoCloseable {
     }
 
     /**
+     * Returns the memory that MULTI_GET and LIST replies not yet sent hold now, across all
+     * connections: what the {@link Builder#optMaxQueuedReplyBytes budget} counts. Never above it.
+     *
+     * @return the bytes held, 0 when every such reply has been sent
+     */
+    public long queuedReplyBytes() {
+        return replyBudget.held();
+    }
+
+    /**
      * Returns how many connections are served straight from io_uring now, without a pipeline.
      *
      * @return the count, 0 when {@link Builder#optDirectConnections} is off or does not apply
@@ -398,6 +418,7 @@ public final class TcpStoreServer implements AutoCloseable {
         private long maxRequestBytes = StoreProtocol.DEFAULT_MAX_REQUEST_BYTES;
         private int maxKeys = StoreProtocol.DEFAULT_MAX_KEYS;
         private long maxPartialRequestBytes = StoreProtocol.DEFAULT_MAX_PARTIAL_REQUEST_BYTES;
+        private long maxQueuedReplyBytes = StoreProtocol.DEFAULT_MAX_QUEUED_REPLY_BYTES;
         private Duration readTimeout = StoreProtocol.DEFAULT_READ_TIMEOUT;
         private boolean direct = Boolean.parseBoolean(System.getProperty(DIRECT_PROPERTY, "true"));
 
@@ -561,13 +582,33 @@ public final class TcpStoreServer implements AutoCloseable {
          * values (a value still arriving counts for its array, which grows with the bytes received,
          * never for the length it announced) and the bytes of a field still arriving. A connection
          * whose request would take the total past this budget is closed, with a WARN naming it, the
-         * bytes and the budget; the others are unaffected.
+         * bytes and the budget; the others are unaffected. A value's array grows by copying, and
+         * the copy holds the old array beside the new one, so a request of one value at the limit
+         * that arrives in parts needs about twice the limit while it does.
          *
-         * @param maxPartialRequestBytes at least the {@link #optMaxRequestBytes request limit}
+         * @param maxPartialRequestBytes at least twice the {@link #optMaxRequestBytes request
+         *     limit}, plus 1 MiB for the read buffer and bookkeeping
          * @return this builder
          */
         public Builder optMaxPartialRequestBytes(long maxPartialRequestBytes) {
             this.maxPartialRequestBytes = maxPartialRequestBytes;
+            return this;
+        }
+
+        /**
+         * Sets the most memory that MULTI_GET and LIST replies not yet sent may hold together,
+         * across all connections; default 256 MiB. Such a reply is built whole (its size bounded by
+         * the request limit), and a request of a few bytes per key can ask for much more than it
+         * sent: one key named 100,000 times. A connection whose reply would take the total past
+         * this budget is closed, with a WARN naming it, the bytes and the budget; the others are
+         * unaffected. A reply's claim is given back once it is sent or its connection ends.
+         *
+         * @param maxQueuedReplyBytes at least the {@link #optMaxRequestBytes request limit}, the
+         *     largest reply
+         * @return this builder
+         */
+        public Builder optMaxQueuedReplyBytes(long maxQueuedReplyBytes) {
+            this.maxQueuedReplyBytes = maxQueuedReplyBytes;
             return this;
         }
 
@@ -644,11 +685,20 @@ public final class TcpStoreServer implements AutoCloseable {
                                 + ")");
             }
             checkPositive("maxKeys", maxKeys);
-            if (maxPartialRequestBytes < maxRequestBytes) {
-                // the largest requests could never be received
+            // Else the largest requests could not be received in parts: the last growth of a
+            // value's array holds the old array and the new one while it copies.
+            if (maxPartialRequestBytes < 2 * maxRequestBytes + PARTIAL_REQUEST_SLACK) {
                 throw new IllegalArgumentException(
                         "maxPartialRequestBytes: "
                                 + maxPartialRequestBytes
+                                + " (expected: at least twice maxRequestBytes plus 1 MiB, "
+                                + (2 * maxRequestBytes + PARTIAL_REQUEST_SLACK)
+                                + ")");
+            }
+            if (maxQueuedReplyBytes < maxRequestBytes) { // else the largest could never be sent
+                throw new IllegalArgumentException(
+                        "maxQueuedReplyBytes: "
+                                + maxQueuedReplyBytes
                                 + " (expected: at least maxRequestBytes, "
                                 + maxRequestBytes
                                 + ")");

@@ -37,8 +37,9 @@ class InPlaceRequestsTest {
     private static EmbeddedChannel server() {
         StoreRequestDecoder decoder =
                 new StoreRequestDecoder(
-                        64, 1 << 20, 16, new PartialRequestBudget(1 << 20), Duration.ofSeconds(30));
-        StoreServerHandler handler = new StoreServerHandler(new StoreState(), 1 << 20);
+                        64, 1 << 20, 16, new MemoryBudget(1 << 20), Duration.ofSeconds(30));
+        StoreServerHandler handler =
+                new StoreServerHandler(new StoreState(), 1 << 20, new MemoryBudget(1 << 20));
         EmbeddedChannel ch =
                 new EmbeddedChannel(
                         new InPlaceRequests(decoder, handler, 64, 1 << 20), decoder, handler);

@@ -238,7 +238,7 @@ class StoreCodecTest {
         assertFalse(ch.finish());
     }
 
-    private static EmbeddedChannel validated(PartialRequestBudget budget) {
+    private static EmbeddedChannel validated(MemoryBudget budget) {
         EmbeddedChannel ch =
                 new EmbeddedChannel(new StoreRequestDecoder(64, 1 << 20, 8, budget, null));
         ch.writeInbound(Unpooled.wrappedBuffer(VALIDATE));
@@ -251,7 +251,7 @@ class StoreCodecTest {
 
     @Test
     void aPartialRequestClaimsFromTheBudgetUntilItCompletes() {
-        PartialRequestBudget budget = new PartialRequestBudget(1 << 20);
+        MemoryBudget budget = new MemoryBudget(1 << 20);
         EmbeddedChannel ch = validated(budget);
         assertEquals(0, budget.held());
         ch.writeInbound(Unpooled.wrappedBuffer(LARGE_SET, 0, 1000));
@@ -279,7 +279,7 @@ class StoreCodecTest {
     @Test
     void aRequestPastTheSharedBudgetFailsOnlyItsConnection() {
         // each holds what it received; while one copies a read into its value, the read too
-        PartialRequestBudget budget = new PartialRequestBudget(250_000);
+        MemoryBudget budget = new MemoryBudget(250_000);
         EmbeddedChannel first = validated(budget);
         EmbeddedChannel second = validated(budget);
         first.writeInbound(Unpooled.wrappedBuffer(LARGE_SET, 0, 90_000));
@@ -300,7 +300,7 @@ class StoreCodecTest {
 
     @Test
     void aConnectionClosedMidRequestGivesItsClaimBack() {
-        PartialRequestBudget budget = new PartialRequestBudget(1 << 20);
+        MemoryBudget budget = new MemoryBudget(1 << 20);
         EmbeddedChannel ch = validated(budget);
         // a MULTI_SET cut off after its first value: keys and values decoded so far are held too
         byte[] multiSet =

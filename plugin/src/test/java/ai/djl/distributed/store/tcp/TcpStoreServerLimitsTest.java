@@ -22,6 +22,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -123,7 +125,7 @@ class TcpStoreServerLimitsTest {
         try (TcpStoreServer server =
                         TcpStoreServer.builder()
                                 .optHost("127.0.0.1")
-                                .optMaxRequestBytes(2 * MIB)
+                                .optMaxRequestBytes(MIB + 64 * 1024)
                                 .optMaxPartialRequestBytes(budget)
                                 .optReadTimeout(Duration.ofMinutes(5)) // only the budget acts
                                 .build();
@@ -158,7 +160,7 @@ class TcpStoreServerLimitsTest {
     @Test
     void theBudgetCountsBytesReceivedNotBytesAnnounced() throws Exception {
         int request = 4 * MIB;
-        int budget = 8 * MIB;
+        int budget = 9 * MIB;
         int announcers = 10;
         try (TcpStoreServer server =
                         TcpStoreServer.builder()
@@ -277,6 +279,148 @@ class TcpStoreServerLimitsTest {
         }
     }
 
+    /**
+     * The smallest budget the builder takes (twice a 1 MiB request limit, plus 1 MiB) receives a
+     * request of one value at the limit that arrives in parts: the value's array grows by copying,
+     * and its last growth holds about twice the limit. One byte less is refused by the builder.
+     */
+    @Test
+    void theSmallestBudgetReceivesTheLargestRequestInParts() throws Exception {
+        int limit = MIB;
+        int smallest = 3 * MIB;
+        assertThrows(
+                IllegalArgumentException.class,
+                () ->
+                        TcpStoreServer.builder()
+                                .optMaxRequestBytes(limit)
+                                .optMaxPartialRequestBytes(smallest - 1)
+                                .build());
+        try (TcpStoreServer server =
+                        TcpStoreServer.builder()
+                                .optHost("127.0.0.1")
+                                .optMaxRequestBytes(limit)
+                                .optMaxPartialRequestBytes(smallest)
+                                .optDirectConnections(false)
+                                .build();
+                RawClient client = new RawClient(server.getPort())) {
+            byte[] value =
+                    new byte[limit - 2]; // with the key "/k": key and value bytes at the limit
+            Arrays.fill(value, (byte) 3);
+            byte[] set = new Wire().u8(1).str("/k").bytes(value).get();
+            int[] cuts = {set.length / 3, 2 * set.length / 3, set.length};
+            client.validate();
+            int from = 0;
+            for (int cut : cuts) {
+                client.raw(Arrays.copyOfRange(set, from, cut)).flush();
+                from = cut;
+                Thread.sleep(100); // each part its own read: the value's array grows
+            }
+            client.u8(3).str("/k"); // GET
+            assertEquals(value.length, client.readI64());
+            assertArrayEquals(value, client.readBytes(value.length));
+        }
+    }
+
+    /**
+     * A value length near {@code Long.MAX_VALUE} is refused at once, as every length past the
+     * request limit is: added to the request's bytes first, it once wrapped the sum negative,
+     * passed the limit check, and the server went on buffering what followed until the budget or
+     * the read timeout stopped it.
+     */
+    @Test
+    void aValueLengthThatWouldOverflowIsRefusedAtOnce() throws Exception {
+        try (TcpStoreServer server =
+                        TcpStoreServer.builder()
+                                .optHost("127.0.0.1")
+                                .optReadTimeout(Duration.ofMinutes(5)) // only the limit acts
+                                .optDirectConnections(false)
+                                .build();
+                RawClient client = new RawClient(server.getPort())) {
+            client.validate().u8(1).str("/k").i64(Long.MAX_VALUE).flush();
+            try {
+                client.raw(new byte[4 * MIB]).flush();
+            } catch (IOException e) {
+                // refused and closed while sending: as expected
+            }
+            assertTrue(client.closedByServer(), "the connection is still open");
+            assertEquals(0, server.partialRequestBytes());
+        }
+    }
+
+    /**
+     * Clients that ask for large MULTI_GET replies and never read them: a request of 10 bytes per
+     * key asks for 264 bytes per key (one 256-byte value named 31,700 times, a reply of 8 MiB from
+     * a request of 317 KB). Together they hold at most the server's reply budget, 24 MiB; those
+     * past it are closed before any of their reply is built, a healthy client is served throughout,
+     * and the memory comes back when they go. (Replies of 8 MiB, since loopback's kernel buffers
+     * take a megabyte or so of each, and a reply they take whole is no longer held.)
+     */
+    @Test
+    void repliesNobodyReadsStayWithinTheReplyBudget() throws Exception {
+        int budget = 24 * MIB;
+        int readers = 8;
+        int names = 31_700;
+        try (TcpStoreServer server =
+                        TcpStoreServer.builder()
+                                .optHost("127.0.0.1")
+                                .optMaxRequestBytes(8 * MIB)
+                                .optMaxPartialRequestBytes(17 * MIB)
+                                .optMaxQueuedReplyBytes(budget)
+                                .optDirectConnections(false)
+                                .build();
+                RawClient setter = new RawClient(server.getPort());
+                HealthyClient healthy = new HealthyClient(server.getPort())) {
+            setter.validate().u8(1).str("/v").raw(new Wire().bytes(new byte[256]).get());
+            setter.u8(13).u32(7); // PING: the SET is applied
+            assertEquals(7, setter.readU32());
+            Wire multiGet = new Wire().u8(0).u32(StoreProtocol.MAGIC).u8(10).i64(names);
+            for (int i = 0; i < names; ++i) {
+                multiGet.str("/v");
+            }
+            byte[] request = multiGet.get();
+            List<Socket> sockets = new ArrayList<>();
+            try {
+                for (int i = 0; i < readers; ++i) {
+                    Socket socket = new Socket();
+                    socket.setReceiveBufferSize(4096); // the reply stays in the server
+                    socket.connect(new InetSocketAddress("127.0.0.1", server.getPort()), 10_000);
+                    socket.setSoTimeout(10_000);
+                    socket.getOutputStream().write(request);
+                    sockets.add(socket);
+                }
+                waitUntil(
+                        () -> server.queuedReplyBytes() > 0,
+                        Duration.ofSeconds(20),
+                        "the replies are built");
+                int closed = 0;
+                for (Socket socket : sockets) {
+                    try {
+                        // a refused reader was closed before any reply; a served one gets bytes
+                        if (socket.getInputStream().read() == -1) {
+                            ++closed;
+                        }
+                    } catch (IOException e) { // reset
+                        ++closed;
+                    }
+                }
+                long reply = names * (8L + 256);
+                assertTrue(
+                        closed >= readers - budget / reply && closed < readers,
+                        closed + " of " + readers + " readers closed");
+                assertTrue(server.queuedReplyBytes() <= budget, server.queuedReplyBytes() + "");
+            } finally {
+                for (Socket socket : sockets) {
+                    socket.close();
+                }
+            }
+            waitUntil(
+                    () -> server.queuedReplyBytes() == 0,
+                    Duration.ofSeconds(20),
+                    "unsent replies give their memory back, " + server.queuedReplyBytes());
+            System.out.println("replies: " + healthy.finish());
+        }
+    }
+
     @Test
     void builderChecksTheLimits() {
         IllegalArgumentException e =
@@ -290,8 +434,8 @@ class TcpStoreServerLimitsTest {
         assertTrue(
                 e.getMessage()
                         .contains(
-                                "maxPartialRequestBytes: 4194304 (expected: at least"
-                                        + " maxRequestBytes, 8388608)"),
+                                "maxPartialRequestBytes: 4194304 (expected: at least twice"
+                                        + " maxRequestBytes plus 1 MiB, 17825792)"),
                 e.getMessage());
         e =
                 assertThrows(
@@ -311,6 +455,17 @@ class TcpStoreServerLimitsTest {
                                         .build()
                                         .close());
         assertEquals("maxRequestBytes: 2147483648 (expected: 1 to 2147483583)", e.getMessage());
+        e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () ->
+                                TcpStoreServer.builder()
+                                        .optMaxRequestBytes(8 * MIB)
+                                        .optMaxQueuedReplyBytes(8 * MIB - 1)
+                                        .build());
+        assertEquals(
+                "maxQueuedReplyBytes: 8388607 (expected: at least maxRequestBytes, 8388608)",
+                e.getMessage());
         // the same checks when a TcpStore starts the server
         TcpStore.Builder serving =
                 TcpStore.builder().setHost("127.0.0.1").setPort(0).optServer(true);

@@ -23,6 +23,8 @@ import io.netty.buffer.ByteBufAllocatorMetricProvider;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -159,6 +161,38 @@ class TcpStoreServerRepliesTest {
                     s.close();
                 }
             }
+        }
+    }
+
+    /**
+     * A client that pipelines requests after a CANCEL_WAIT reads WAIT_CANCELED before their
+     * replies, as PyTorch's server (which answers each request in turn) sends them; the server
+     * queues WAIT_CANCELED behind any STOP_WAITING another connection's write queued, and once
+     * answered the requests after it first. In both serving paths: the pipeline, and io_uring's own
+     * where the transport is io_uring.
+     */
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void repliesAfterACancelWaitFollowItsReply(boolean direct) throws Exception {
+        try (TcpStoreServer server =
+                        TcpStoreServer.builder()
+                                .optHost("127.0.0.1")
+                                .optDirectConnections(direct)
+                                .build();
+                RawClient client = new RawClient(server.getPort())) {
+            client.validate().u8(1).str("/present").raw(new Wire().bytes(new byte[] {7}).get());
+            // a WAIT left waiting, then cancelled, with a PING, a GET and a CHECK behind it
+            client.u8(6).i64(1).str("/missing").u8(12);
+            client.u8(13).u32(0x01020304).u8(3).str("/present").u8(5).i64(1).str("/present");
+            byte[] expected = {1, 4, 3, 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 7, 0};
+            assertArrayEquals(expected, client.readBytes(expected.length), "waiting");
+            // a WAIT answered at once, then cancelled: STOP_WAITING, WAIT_CANCELED, then the PING
+            client.u8(6).i64(1).str("/present").u8(12).u8(13).u32(0x05060708);
+            expected = new byte[] {0, 1, 8, 7, 6, 5};
+            assertArrayEquals(expected, client.readBytes(expected.length), "answered");
+            // and the connection serves on
+            client.u8(13).u32(0x0A0B0C0D);
+            assertEquals(0x0A0B0C0DL, client.readU32());
         }
     }
 }

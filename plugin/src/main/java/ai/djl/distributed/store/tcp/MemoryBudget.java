@@ -16,15 +16,18 @@ package ai.djl.distributed.store.tcp;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The memory that partly received requests may hold across all connections of one {@link
- * TcpStoreServer}. Each connection's decoder claims what its unfinished request holds before it
- * waits for more bytes and gives it back when the request completes or the connection ends; a claim
- * that would pass the limit is refused, and that connection alone is closed.
+ * Memory that the connections of one {@link TcpStoreServer} may hold together for one purpose, on
+ * behalf of clients the server does not control. The server keeps two: the bytes of partly received
+ * requests (each connection's decoder claims what its unfinished request holds before it waits for
+ * more bytes, and gives it back when the request completes or the connection ends), and the large
+ * replies built for clients that have not read them yet (a MULTI_GET or LIST reply, claimed before
+ * it is built and given back once it is sent or its connection ends). A claim that would pass the
+ * limit is refused, and that connection alone is closed.
  *
- * <p>Thread-safe: one atomic counter, touched only when a request spans several reads (a request
- * that arrives whole never claims anything), so the event loops do not contend on it.
+ * <p>Thread-safe: one atomic counter, touched only by requests that span several reads or by large
+ * replies, so the event loops do not contend on it.
  */
-final class PartialRequestBudget {
+final class MemoryBudget {
 
     private final long limit;
     private final AtomicLong held = new AtomicLong();
@@ -32,9 +35,9 @@ final class PartialRequestBudget {
     /**
      * Creates a budget.
      *
-     * @param limit the most bytes partial requests may hold together
+     * @param limit the most bytes the claims may hold together
      */
-    PartialRequestBudget(long limit) {
+    MemoryBudget(long limit) {
         this.limit = limit;
     }
 
@@ -68,7 +71,7 @@ final class PartialRequestBudget {
     /**
      * Returns the bytes claimed now.
      *
-     * @return the total held by partial requests
+     * @return the total claimed
      */
     long held() {
         return held.get();
@@ -77,7 +80,7 @@ final class PartialRequestBudget {
     /**
      * Returns the limit.
      *
-     * @return the most bytes partial requests may hold together
+     * @return the most bytes the claims may hold together
      */
     long limit() {
         return limit;
