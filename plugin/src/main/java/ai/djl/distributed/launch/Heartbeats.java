@@ -69,7 +69,7 @@ final class Heartbeats {
 
     /**
      * Beats and reads the other nodes' beats, if a second has passed since the last time; does not
-     * block beyond the store's calls.
+     * block beyond the store's calls, each bounded by {@link NodeRendezvous#callTimeout}.
      *
      * @return the rank of a node silent for longer than the timeout, if any
      * @throws LaunchException if the store is lost

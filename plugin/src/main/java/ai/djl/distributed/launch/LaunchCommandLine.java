@@ -36,9 +36,10 @@ import java.util.stream.Collectors;
 /**
  * djlrun's command line on picocli: {@code djlrun [options] TARGET [args...]}. picocli reads {@code
  * --name value} and {@code --name=value}, torchrun's underscore spellings, {@code --} and {@code
- * -h}; stops at the first word that is not an option (TARGET: everything after it belongs to the
- * workers); fills what the command line lacks from the options' environment variables; and writes
- * {@code --help}. Each call builds its own command, so this class is thread-safe.
+ * -h}; takes the last value of an option given twice, as torchrun's argparse does; stops at the
+ * first word that is not an option (TARGET: everything after it belongs to the workers); fills what
+ * the command line lacks from the options' environment variables; and writes {@code --help}. Each
+ * call builds its own command, so this class is thread-safe.
  */
 final class LaunchCommandLine {
 
@@ -159,8 +160,13 @@ final class LaunchCommandLine {
                                         .filter(v -> !v.isEmpty())
                                         .orElse(null)
                                 : null);
-        // torchrun's convention: options first, then TARGET and the workers' own arguments
-        spec.parser().stopAtPositional(true).toggleBooleanFlags(false);
+        // torchrun's convention: options first, then TARGET and the workers' own arguments; an
+        // option given twice takes its last value, as argparse does (wrapper scripts append
+        // their own --nproc-per-node to the user's line)
+        spec.parser()
+                .stopAtPositional(true)
+                .toggleBooleanFlags(false)
+                .overwrittenOptionsAllowed(true);
         spec.usageMessage()
                 .width(WIDTH)
                 .synopsisHeading("")

@@ -63,7 +63,8 @@ enum LaunchOption {
             "heartbeat-timeout",
             "SECONDS",
             "another node counts as dead when its launcher's heartbeat (one a second) stops for"
-                    + " this long; default 30"),
+                    + " this long, and the agent store as lost when a launcher's call to it takes"
+                    + " longer; default 30"),
     MONITOR_INTERVAL(
             "monitor-interval", "SECONDS", "how often the other nodes are polled; default 0.1"),
     TERM_TIMEOUT(

@@ -42,13 +42,21 @@ import java.util.function.Supplier;
  *
  * <p>Node ranks are {@code --node-rank}, or given in joining order by an atomic counter; each rank
  * is claimed once, so two nodes can never share one. The launchers' keys live under {@code
- * djlrun/RUN_ID/}. Every wait is bounded by {@code --rdzv-timeout}, and a barrier ends early when a
- * node gives up (its launcher was stopped). Used by one thread.
+ * djlrun/RUN_ID/}. Connecting and every wait are bounded by {@code --rdzv-timeout}, and a barrier
+ * ends early when a node gives up (its launcher was stopped). Each store call is bounded by {@code
+ * --heartbeat-timeout} (or {@code --rdzv-timeout} if shorter): none waits in the store (barriers
+ * poll), so a call that takes longer means the serving node hangs or is cut off, and it then fails
+ * as a lost store, as soon as a silent heartbeat would. Used by one thread.
  */
 final class NodeRendezvous implements AutoCloseable {
 
-    // The start's abort key: a node that gives up before the first round sets it.
+    // The start's abort key: a node that gives up before the first round sets it. It is round 0's
+    // event too, which ends the running attempt: only a node of the job may set it.
     private static final String START_ABORT = "round/0/event";
+    // The start barrier's go key. The last node to come sets it to GO, and a launcher refused at
+    // the start to its verdict, each by a compare-and-set: the first one stands.
+    private static final String START_GO = "round/0/go";
+    private static final byte[] GO = "1".getBytes(StandardCharsets.UTF_8);
 
     private static final Duration LEAVE_TIMEOUT = Duration.ofSeconds(10);
 
@@ -67,6 +75,7 @@ final class NodeRendezvous implements AutoCloseable {
         this.clientHost = clientHost;
         try {
             client = AgentStores.connect(clientHost, endpoint.port(), options.rdzvTimeout());
+            client.setTimeout(callTimeout(options));
         } catch (RuntimeException e) {
             if (server != null) {
                 server.close();
@@ -102,6 +111,21 @@ final class NodeRendezvous implements AutoCloseable {
             return new NodeRendezvous(options, server, ep, "127.0.0.1");
         }
         return new NodeRendezvous(options, null, ep, ep.host());
+    }
+
+    /**
+     * Returns the bound of each of the launchers' store calls once connected: {@code
+     * --heartbeat-timeout}, or {@code --rdzv-timeout} if shorter. A launcher's calls never wait in
+     * the store (barriers poll), so one that takes longer means the serving node hangs or is cut
+     * off; the call then fails, as a lost store, instead of holding the launcher (and its watch on
+     * its own workers) for {@code --rdzv-timeout}.
+     *
+     * @param options the launch options
+     * @return the bound
+     */
+    static Duration callTimeout(LaunchOptions options) {
+        Duration heartbeat = options.heartbeatTimeout();
+        return heartbeat.compareTo(options.rdzvTimeout()) < 0 ? heartbeat : options.rdzvTimeout();
     }
 
     /**
@@ -194,7 +218,8 @@ final class NodeRendezvous implements AutoCloseable {
      * @param what what the nodes meet for, for the message
      * @param abortKey the key a node that gives up sets
      * @param failure asked at each poll; a reason to give up, or empty
-     * @return the abort key's value if a node gave up, else empty once all nodes came
+     * @return the abort key's value if a node gave up, or the go key's if a launcher refused at the
+     *     start closed the barrier (see {@link #checkNodeCount()}), else empty once all nodes came
      * @throws LaunchException naming how many nodes came if not all came in time, or if the store
      *     is lost
      * @throws InterruptedException if interrupted
@@ -206,7 +231,8 @@ final class NodeRendezvous implements AutoCloseable {
         List<String> go = List.of(name + "/go");
         try {
             if (store.add(name + "/joined", 1) == n) {
-                store.set(go.get(0), "1");
+                // not a set: a launcher refused at the start may have closed the barrier first
+                store.compareSet(go.get(0), new byte[0], GO);
             }
             long deadline = System.nanoTime() + options.rdzvTimeout().toNanos();
             while (!store.check(go)) {
@@ -238,7 +264,8 @@ final class NodeRendezvous implements AutoCloseable {
                 }
                 Thread.sleep(Math.max(1, options.monitorInterval().toMillis()));
             }
-            return Optional.empty();
+            byte[] verdict = store.get(go.get(0));
+            return Arrays.equals(verdict, GO) ? Optional.empty() : Optional.of(verdict);
         } catch (StoreException e) {
             throw RestartRounds.lost(e);
         }
@@ -299,9 +326,12 @@ final class NodeRendezvous implements AutoCloseable {
     }
 
     /**
-     * Refuses a node whose {@code --nnodes} is not the first node's, and tells the others at once
-     * (the start's abort key): the barriers count to {@code --nnodes}, and nodes counting to
-     * different numbers would all wait out {@code --rdzv-timeout}.
+     * Refuses a node whose {@code --nnodes} is not the first node's. While the nodes have not all
+     * met, this fails the start for every node at once (the barriers count to {@code --nnodes}, and
+     * nodes counting to different numbers would all wait out {@code --rdzv-timeout}): the verdict
+     * closes the start barrier, by a compare-and-set of its go key. Once the nodes have met (the go
+     * key is set), this launcher came late, a stray of another job say, and fails alone: the
+     * running job is not told.
      */
     private void checkNodeCount() {
         byte[] mine = Integer.toString(options.nnodes()).getBytes(StandardCharsets.UTF_8);
@@ -309,21 +339,33 @@ final class NodeRendezvous implements AutoCloseable {
         if (Arrays.equals(agreed, mine)) {
             return;
         }
+        String theirs = new String(agreed, StandardCharsets.UTF_8);
         String why =
                 "--nnodes "
                         + options.nnodes()
                         + " on one node, "
-                        + new String(agreed, StandardCharsets.UTF_8)
+                        + theirs
                         + " on another of run '"
                         + options.rdzvId()
                         + "' (expected: the same --nnodes on every node)";
-        store.compareSet(
-                START_ABORT,
-                new byte[0],
-                new RestartRounds.Event(RestartRounds.Kind.FAILURE, why).encode());
+        byte[] verdict = new RestartRounds.Event(RestartRounds.Kind.FAILURE, why).encode();
+        if (Arrays.equals(store.compareSet(START_GO, new byte[0], verdict), GO)) {
+            throw new LaunchException(
+                    "--nnodes "
+                            + options.nnodes()
+                            + ": run '"
+                            + options.rdzvId()
+                            + "' at "
+                            + endpoint
+                            + " is already running with --nnodes "
+                            + theirs
+                            + ", whose nodes have all met; this launcher leaves it alone"
+                            + " (expected: the same --nnodes on every node, and a new --rdzv-id or"
+                            + " port for another job)");
+        }
         if (serves()) {
-            // The others poll the start's abort key every --monitor-interval: the store stays up
-            // a moment for them to read why, else they find it gone (and fail all the same).
+            // The others poll the start's go key every --monitor-interval: the store stays up a
+            // moment for them to read why, else they find it gone (and fail all the same).
             try {
                 Thread.sleep(1000 + 3 * options.monitorInterval().toMillis());
             } catch (InterruptedException e) {

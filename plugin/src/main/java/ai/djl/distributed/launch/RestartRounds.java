@@ -200,6 +200,9 @@ final class RestartRounds {
      */
     static LaunchException lost(StoreException e) {
         return new LaunchException(
-                "lost the agent store (did the launcher serving it exit?): " + e.getMessage(), e);
+                "lost the agent store (did the launcher serving it exit, hang or lose the"
+                        + " network? --heartbeat-timeout bounds each call): "
+                        + e.getMessage(),
+                e);
     }
 }

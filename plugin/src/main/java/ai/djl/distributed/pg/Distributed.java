@@ -25,11 +25,20 @@ import java.time.Duration;
  * themselves are on the {@link ProcessGroup} that {@link #getWorldGroup()} returns. Code that needs
  * several worlds in one JVM uses {@link ProcessGroups} instead.
  *
- * <p>Thread-safe.
+ * <p>Thread-safe. Only {@link #initProcessGroup} blocks (in the rendezvous), and no other method
+ * waits for it: {@link #isInitialized()}, {@link #getWorldGroup()}, {@link #getRank()} and {@link
+ * #getWorldSize()} answer at once, and {@link #destroyProcessGroup()} (from a shutdown hook, say)
+ * does not wait for an initialisation in progress on another thread.
  */
 public final class Distributed {
 
-    private static ProcessGroup world;
+    private static final Object LOCK = new Object();
+    // Read without the lock; written under it.
+    private static volatile ProcessGroup world;
+    // The thread building the world, outside the lock, or null: one initialisation at a time.
+    private static Thread initialising; // guarded by LOCK
+    // Whether destroyProcessGroup ran while the world was being built.
+    private static boolean destroyedWhileInitialising; // guarded by LOCK
 
     private Distributed() {}
 
@@ -53,9 +62,10 @@ public final class Distributed {
      * @param worldSize the number of ranks, or -1 to read it from the URL or the environment
      * @param timeout the bound of the rendezvous and of every operation
      * @return the world group
-     * @throws IllegalStateException if the world is already initialised
+     * @throws IllegalStateException if the world is already initialised or being initialised, or
+     *     {@link #destroyProcessGroup()} ran meanwhile
      */
-    public static synchronized ProcessGroup initProcessGroup(
+    public static ProcessGroup initProcessGroup(
             String backend, String initMethod, int rank, int worldSize, Duration timeout) {
         return initProcessGroup(
                 ProcessGroups.builder()
@@ -68,19 +78,60 @@ public final class Distributed {
 
     /**
      * Initialises the world from a builder (several backends, backend options, the debug level).
-     * Blocks until every rank has joined.
+     * Blocks until every rank has joined, holding no lock: the other methods answer meanwhile. A
+     * {@link #destroyProcessGroup()} meanwhile cancels it: the group, once built, is closed and
+     * this throws, so that no world outlives a destroy.
      *
      * @param builder the world's settings
      * @return the world group
-     * @throws IllegalStateException if the world is already initialised
+     * @throws IllegalStateException if the world is already initialised, another thread is
+     *     initialising it, or {@link #destroyProcessGroup()} ran while it was being built
      */
-    public static synchronized ProcessGroup initProcessGroup(ProcessGroups.Builder builder) {
-        if (world != null) {
-            throw new IllegalStateException(
-                    "the default process group is already initialised (destroyProcessGroup first)");
+    public static ProcessGroup initProcessGroup(ProcessGroups.Builder builder) {
+        synchronized (LOCK) {
+            if (world != null) {
+                throw new IllegalStateException(
+                        "the default process group is already initialised (destroyProcessGroup"
+                                + " first)");
+            }
+            if (initialising != null) {
+                throw new IllegalStateException(
+                        "the default process group is being initialised by thread '"
+                                + initialising.getName()
+                                + "' (expected: one initProcessGroup at a time)");
+            }
+            initialising = Thread.currentThread();
+            destroyedWhileInitialising = false;
         }
-        world = builder.build();
-        return world;
+        ProcessGroup built;
+        try {
+            built = builder.build();
+        } catch (RuntimeException | Error e) {
+            endInit(null);
+            throw e;
+        }
+        if (!endInit(built)) {
+            built.close();
+            throw new IllegalStateException(
+                    "destroyProcessGroup ran while initProcessGroup was building the default"
+                            + " process group: the group is closed (expected: destroy after"
+                            + " initProcessGroup returns)");
+        }
+        return built;
+    }
+
+    // Ends the initialisation in progress: the group built becomes the world unless a destroy came
+    // meanwhile. Returns whether it did.
+    private static boolean endInit(ProcessGroup built) {
+        synchronized (LOCK) {
+            boolean keep = built != null && !destroyedWhileInitialising;
+            if (keep) {
+                world = built;
+            }
+            initialising = null;
+            destroyedWhileInitialising = false;
+            return keep;
+        }
     }
 
     /**
@@ -88,7 +139,7 @@ public final class Distributed {
      *
      * @return whether {@link #initProcessGroup} has run and the world is not destroyed
      */
-    public static synchronized boolean isInitialized() {
+    public static boolean isInitialized() {
         return world != null;
     }
 
@@ -98,12 +149,13 @@ public final class Distributed {
      * @return the world group
      * @throws IllegalStateException if it is not initialised
      */
-    public static synchronized ProcessGroup getWorldGroup() {
-        if (world == null) {
+    public static ProcessGroup getWorldGroup() {
+        ProcessGroup w = world;
+        if (w == null) {
             throw new IllegalStateException(
                     "the default process group has not been initialised (call initProcessGroup)");
         }
-        return world;
+        return w;
     }
 
     /**
@@ -196,11 +248,24 @@ public final class Distributed {
         getWorldGroup().monitoredBarrier(timeout, waitAllRanks);
     }
 
-    /** Destroys the world and every group created from it; does nothing if none is initialised. */
-    public static synchronized void destroyProcessGroup() {
-        if (world != null) {
-            world.close();
+    /**
+     * Destroys the world and every group created from it; does nothing if none is initialised.
+     * Blocks while the world closes, but never for an {@link #initProcessGroup} in progress on
+     * another thread: that one is cancelled (it closes its group once built, and throws), so a
+     * shutdown hook can call this while the main thread waits in the rendezvous.
+     */
+    public static void destroyProcessGroup() {
+        ProcessGroup closing;
+        synchronized (LOCK) {
+            closing = world;
             world = null;
+            if (initialising != null) {
+                destroyedWhileInitialising = true;
+            }
+        }
+        // outside the lock: closing may take a while, and the readers must not wait for it
+        if (closing != null) {
+            closing.close();
         }
     }
 }

@@ -242,6 +242,32 @@ class LaunchOptionsTest {
         assertEquals(-1, parse("--nnodes", "2", "--rdzv-endpoint", "h:1", "x.Main").nodeRank());
     }
 
+    /**
+     * torchrun (argparse) takes the last value of a repeated option: wrapper scripts rely on it.
+     */
+    @Test
+    void aRepeatedOptionTakesItsLastValueAsTorchrun() {
+        LaunchOptions o =
+                parse(
+                        "--nproc-per-node",
+                        "2",
+                        "--max_restarts=1",
+                        "--nproc_per_node=4",
+                        "--max-restarts",
+                        "3",
+                        "--standalone",
+                        "--standalone",
+                        "x.Main");
+        assertEquals(4, o.nprocPerNode());
+        assertEquals(3, o.maxRestarts());
+        // the command line's last value wins over the variable too
+        LaunchOptions fromBoth =
+                LaunchOptions.parse(
+                        List.of("--nnodes", "1", "--nnodes", "2", "--node-rank", "1", "x.Main"),
+                        Map.of("PET_NNODES", "3"));
+        assertEquals(2, fromBoth.nnodes());
+    }
+
     @Test
     void usageErrorsAreClear() {
         assertTrue(

@@ -17,6 +17,8 @@ import ai.djl.distributed.rendezvous.Rendezvous;
 import ai.djl.distributed.store.Store;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -35,8 +37,9 @@ import java.util.TreeMap;
  *       prints {@code STORE rank=R world=W saw=[...]};
  *   <li>{@code fail:RANK:CODE}: rank RANK exits with CODE; {@code fail-first:RANK:CODE} only while
  *       TORCHELASTIC_RESTART_COUNT is 0;
- *   <li>{@code sleep:SECONDS}: sleeps; {@code stderr:TEXT}: prints TEXT on stderr; {@code
- *       partial:TEXT}: prints TEXT with no newline;
+ *   <li>{@code sleep:SECONDS}: sleeps; {@code await:PATH}: prints {@code AWAITING} and waits until
+ *       the file PATH exists (exits with 3 after 120 s); {@code stderr:TEXT}: prints TEXT on
+ *       stderr; {@code partial:TEXT}: prints TEXT with no newline;
  *   <li>{@code child}: starts {@code sleep 300} and prints {@code CHILD pid}; {@code orphan}:
  *       starts {@code sleep 300} through a shell that exits at once (the sleep is then init's, in
  *       the worker's process group) and prints {@code CHILD pid}; {@code stubborn}: starts {@code
@@ -65,6 +68,8 @@ public final class LaunchTestWorker {
                     "TORCHELASTIC_USE_AGENT_STORE",
                     "TORCH_NCCL_ASYNC_ERROR_HANDLING",
                     "OMP_NUM_THREADS");
+
+    private static final Duration AWAIT_LIMIT = Duration.ofSeconds(120);
 
     private LaunchTestWorker() {}
 
@@ -99,6 +104,9 @@ public final class LaunchTestWorker {
                 case "sleep":
                     System.out.println("SLEEPING");
                     Thread.sleep((long) (Double.parseDouble(p[1]) * 1000));
+                    break;
+                case "await":
+                    awaitFile(Path.of(p[1]));
                     break;
                 case "child":
                     // a process of the worker's own, as a data loader or a shell-out would be
@@ -139,6 +147,19 @@ public final class LaunchTestWorker {
                 default:
                     throw new IllegalArgumentException("unknown step: " + step);
             }
+        }
+    }
+
+    // What the test decides, rather than a guess at how long it takes: bounded all the same.
+    private static void awaitFile(Path file) throws InterruptedException {
+        System.out.println("AWAITING");
+        long deadline = System.nanoTime() + AWAIT_LIMIT.toNanos();
+        while (!Files.exists(file)) {
+            if (System.nanoTime() - deadline >= 0) {
+                System.out.println("AWAITED " + file + " in vain for " + AWAIT_LIMIT);
+                System.exit(3);
+            }
+            Thread.sleep(20);
         }
     }
 
