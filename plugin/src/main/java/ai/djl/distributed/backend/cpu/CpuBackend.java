@@ -344,13 +344,24 @@ public final class CpuBackend implements Backend {
                 sig(BARRIER, DataType.UINT8, null, 0, 0), DataType.UINT8, null, Barrier::run);
     }
 
-    /** {@inheritDoc} */
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The n-th send to a peer with a tag meets that peer's n-th receive with it, so the backend
+     * counts the messages of every (peer, tag) it has sent with, and keeps each count until the
+     * group is destroyed: some hundred bytes per distinct pair. Reuse a few tags, as PyTorch code
+     * does; a fresh tag per message grows that memory with every message.
+     */
     @Override
     public Work send(NDArray array, int dst, int tag) {
         return p2p.send(region(array), array, dst, tag);
     }
 
-    /** {@inheritDoc} */
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Counted per (peer, tag) as {@link #send} is, with the same memory per distinct pair.
+     */
     @Override
     public Work recv(NDArray array, int src, int tag) {
         return p2p.recv(region(array), array, src, tag);

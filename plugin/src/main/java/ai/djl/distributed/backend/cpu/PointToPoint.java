@@ -35,11 +35,19 @@ import java.util.concurrent.TimeoutException;
  * receive on b from a with tag t, whatever the order of other tags, as in MPI; each message is
  * posted to the transport when issued, outside the collectives' queue. A transfer still pending
  * after the group's timeout fails the group, as a collective's does.
+ *
+ * <p>The counts of messages per (peer, tag), which number each message, live as long as the group:
+ * one entry per distinct pair and direction. They are not bounded: a count may go only once both
+ * ranks know that no later message uses its tag, which only the caller knows, and a count dropped
+ * on one side alone (an LRU, say) would number that side's next message with the tag from zero
+ * again while the other side counts on, and the two would never pair. Callers reuse tags (as
+ * PyTorch code does); {@link CpuBackend#send} says so.
  */
 final class PointToPoint {
 
     private final Transport transport;
     private final Duration timeout;
+    // Messages so far per (peer << 32 | tag), each direction; guarded by this.
     private final Map<Long, Integer> sent = new HashMap<>();
     private final Map<Long, Integer> received = new HashMap<>();
 

@@ -114,7 +114,15 @@ public final class HybridTransport implements Transport {
         large.poke();
     }
 
-    /** {@inheritDoc} */
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Either half fails the other too, whoever aborts it: the first abort of a {@link
+     * LinkTransport} aborts its sibling with the same cause ({@link LinkTransport#pair}), so that a
+     * failure one half finds (a mismatch, a lost link) fails the transfers waiting on the other at
+     * once. Aborting both here still matters: each returns only once its progress thread has let go
+     * of the failed transfers' buffers.
+     */
     @Override
     public void abort(CommunicationException cause) {
         small.abort(cause);
@@ -130,7 +138,8 @@ public final class HybridTransport implements Transport {
         if (f == null) {
             f = large.getFailure();
             if (f != null) {
-                // One failed: the group is doomed; fail the other too, so nothing waits on it.
+                // One failed: the group is doomed; fail the other too, so nothing waits on it
+                // (paired halves do it themselves as they abort; other transports may not).
                 small.abort(f);
             }
         } else if (large.getFailure() == null) {

@@ -103,7 +103,9 @@ abstract class LinkTransport implements Transport, Link.Owner {
      * Pairs the two transports of a {@link HybridTransport}, which carry the same ranks' messages.
      * In an all-to-all, whose per-pair sizes no signature carries, the two ranks of a pair that
      * disagree on a size may pick different transports: each then looks for the message that came
-     * over the other, and reports the mismatch instead of waiting out the deadline.
+     * over the other, and reports the mismatch instead of waiting out the deadline. And the two
+     * fail together: the first abort of either aborts the other with the same cause, so that a
+     * collective waiting on one half's transfers fails as soon as the other half fails.
      *
      * @param a one transport
      * @param b the other
@@ -230,6 +232,14 @@ abstract class LinkTransport implements Transport, Link.Owner {
                 failure == null && LinkLostException.isLoss(failed)
                         ? notices.explain(failed)
                         : failed;
+        abortWith(cause);
+    }
+
+    /**
+     * Aborts with a cause already explained; the first abort of either half of a {@link
+     * HybridTransport} aborts the other half with the same cause.
+     */
+    private void abortWith(CommunicationException cause) {
         boolean first;
         synchronized (this) {
             first = failure == null;
@@ -237,17 +247,34 @@ abstract class LinkTransport implements Transport, Link.Owner {
                 failure = cause;
             }
         }
-        boolean onLoop = Thread.currentThread() == progressThread;
+        Thread current = Thread.currentThread();
+        LinkTransport other = sibling;
+        // A progress thread never waits here for its own loop, nor for its sibling's: the sibling
+        // may be calling in from its own progress thread (a mismatch one half finds, an abort
+        // passed to the other half), each waiting for what the other would complete.
+        boolean onLoop =
+                current == progressThread || (other != null && current == other.progressThread);
         if (first) {
             logger.debug("rank {}: transport aborted", rank, cause);
-            teller = Thread.currentThread();
+            teller = current;
             try {
                 tellPeers(cause);
             } finally {
                 teller = null;
                 told.complete(null);
             }
-        } else if (!onLoop && Thread.currentThread() != teller) {
+            if (other != null && !closed.get() && !other.closed.get()) {
+                // The group is doomed, and the other half's transfers may be what a collective
+                // waits on (a small receive over TCP while the mismatch came over shared memory):
+                // they must fail now, with this cause, not at the deadline naming a live peer.
+                // Called once this half has told its peers, so that the other's abort, which comes
+                // back here, finds nothing to wait for; and only by the first abort of each half,
+                // so that it comes back only once. Not once either half is closing: a peer that
+                // closes its end after this rank's goodbye looks like a loss to this half, which
+                // must not mark the other, still saying goodbye, aborted.
+                other.abortWith(cause);
+            }
+        } else if (!onLoop && current != teller) {
             // (The teller itself comes back here when a link it aborts reports its peer gone.)
             // Before any aborting caller learns of the failure and perhaps destroys the group or
             // frees its buffers, the first must have told the peers (store, board, links).

@@ -20,6 +20,10 @@ import com.sun.jna.Library;
 import com.sun.jna.Native;
 import com.sun.jna.NativeLibrary;
 import com.sun.jna.Platform;
+import com.sun.jna.Pointer;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.MappedByteBuffer;
@@ -39,9 +43,16 @@ import java.nio.file.StandardOpenOption;
  * size fails at once with a {@link CommunicationException} naming the peer, the path and what was
  * expected.
  *
+ * <p>A mapping is let go of by {@link #release}, as soon as its owner is done with it, rather than
+ * when the garbage collector frees its buffer: a group's rings are megabytes, and a process that
+ * creates and destroys groups would otherwise hold every closed group's memory until a collection
+ * that nothing prompts (the buffers are small objects on the heap).
+ *
  * <p>Thread-safe; the class holds nothing.
  */
 final class ShmSegments {
+
+    private static final Logger logger = LoggerFactory.getLogger(ShmSegments.class);
 
     private static final boolean LINKED = link();
     private static final VariadicLibc VARIADIC =
@@ -49,6 +60,13 @@ final class ShmSegments {
     private static final int MFD_CLOEXEC = 1;
     private static final int O_RDWR = 2;
     private static final int O_CLOEXEC = 0x80000;
+    private static final int PROT_READ = 1;
+    private static final int PROT_WRITE = 2;
+    private static final int MAP_PRIVATE = 2;
+    private static final int MAP_FIXED = 0x10;
+    private static final int MAP_ANONYMOUS = 0x20; // but 0x800 on MIPS, where release is skipped
+    // mmap(2) is bound with 64-bit size_t and off_t, and the flags above are the common ones.
+    private static final boolean CAN_RELEASE = LINKED && Platform.is64Bit() && !Platform.isMIPS();
 
     private ShmSegments() {}
 
@@ -185,6 +203,45 @@ final class ShmSegments {
         }
     }
 
+    /**
+     * Lets go of this process's mapping of a segment now: the memory behind it is freed once no
+     * process maps it (the descriptors are closed at set-up). The buffer's pages become private
+     * zeros, which the buffer still reads and writes harmlessly; its contents are lost. Where this
+     * cannot be done (not Linux on a 64-bit platform with the common {@code mmap} flags, or {@code
+     * mmap} fails) the mapping stays until the buffer is collected, as before.
+     *
+     * <p>The pages are replaced ({@code mmap(MAP_FIXED)} of anonymous memory over them) rather than
+     * unmapped. Unmapping, whether by {@code munmap(2)} on the buffer's address or by the JDK's
+     * cleaner ({@code Unsafe.invokeCleaner}), would leave a buffer that crashes the JVM on its next
+     * access, and the board's pages are reachable from any thread that aborts the group, even after
+     * the group is closed; and a {@code munmap} behind the JDK's back would be repeated by the
+     * buffer's cleaner later, over whatever the range holds by then. Replaced, the range stays this
+     * buffer's until its cleaner unmaps it: only address space, no memory, is held until then.
+     *
+     * @param mapping a buffer returned by {@link #create} or {@link #open} (not a slice of one)
+     */
+    static void release(MappedByteBuffer mapping) {
+        if (!CAN_RELEASE || mapping == null) {
+            return;
+        }
+        Pointer base = Native.getDirectBufferPointer(mapping);
+        try {
+            Libc.mmap(
+                    base,
+                    mapping.capacity(),
+                    PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+                    -1,
+                    0);
+        } catch (LastErrorException e) {
+            // ENOMEM under strict overcommit, say: the mapping is freed with its buffer instead.
+            logger.debug(
+                    "releasing {} bytes of shared memory failed: {}",
+                    mapping.capacity(),
+                    describe(e));
+        }
+    }
+
     private static CommunicationException failure(
             int peer, Path path, String what, String expected) {
         return new CommunicationException(
@@ -257,5 +314,9 @@ final class ShmSegments {
         static native int memfd_create(String name, int flags) throws LastErrorException;
 
         static native int close(int fd) throws LastErrorException;
+
+        static native Pointer mmap(
+                Pointer addr, long length, int prot, int flags, int fd, long offset)
+                throws LastErrorException;
     }
 }

@@ -52,12 +52,19 @@ public final class ShmTransport extends LinkTransport {
 
     private final ShmChannel[] channels;
     private final ShmBoard board;
+    private final List<MappedByteBuffer> mappings; // every segment this rank mapped
 
     private ShmTransport(
-            int rank, int size, ShmChannel[] channels, ShmBoard board, AbortNotices notices) {
+            int rank,
+            int size,
+            ShmChannel[] channels,
+            ShmBoard board,
+            List<MappedByteBuffer> mappings,
+            AbortNotices notices) {
         super(rank, size, false, notices);
         this.channels = channels;
         this.board = board;
+        this.mappings = mappings;
         for (int peer = 0; peer < size; peer++) {
             if (peer != rank) {
                 links[peer] = new Link(peer, channels[peer], this);
@@ -80,7 +87,8 @@ public final class ShmTransport extends LinkTransport {
      * its peers write to and its page of the board, as anonymous segments ({@link ShmSegments}),
      * and publishes where they are under {@code shm/<rank>}; it then maps the rings it writes to
      * and the peers' pages, and once every rank has mapped everything, closes the descriptors, so
-     * that the memory lives exactly as long as the mappings. Blocks until then.
+     * that the memory lives exactly as long as the mappings: until every rank has closed its
+     * transport, which lets go of its mappings ({@link ShmSegments#release}). Blocks until then.
      *
      * <p>A rank never creates what it expects a peer to have created: a peer's segment that is
      * missing or of the wrong size fails at once, naming the peer. A rank whose set-up fails tells
@@ -118,6 +126,7 @@ public final class ShmTransport extends LinkTransport {
         Deadline deadline = Deadline.after(timeout);
         String token = UUID.randomUUID().toString();
         List<ShmSegments.Segment> created = new ArrayList<>();
+        List<MappedByteBuffer> mapped = new ArrayList<>();
         ShmChannel[] channels = new ShmChannel[size];
         boolean announced = false;
         try {
@@ -127,6 +136,7 @@ public final class ShmTransport extends LinkTransport {
             where.append(' ').append(ProcessHandle.current().pid());
             ShmSegments.Segment page = ShmSegments.create(boardName(token), ShmBoard.PAGE_BYTES);
             created.add(page);
+            mapped.add(page.buffer());
             where.append(' ').append(page.fd());
             MappedByteBuffer[] in = new MappedByteBuffer[size];
             for (int src = 0; src < size; src++) {
@@ -138,6 +148,7 @@ public final class ShmTransport extends LinkTransport {
                         ShmSegments.create(
                                 name(token, src, rank), RING_BYTES + ShmRing.CONTROL_BYTES);
                 created.add(ring);
+                mapped.add(ring.buffer());
                 in[src] = ring.buffer();
                 where.append(' ').append(ring.fd());
             }
@@ -161,6 +172,7 @@ public final class ShmTransport extends LinkTransport {
                                 peer.ringFds[rank],
                                 name(peer.token, rank, dst),
                                 RING_FILE_BYTES);
+                mapped.add(out);
                 pages[dst] =
                         ShmSegments.open(
                                 dst,
@@ -168,13 +180,17 @@ public final class ShmTransport extends LinkTransport {
                                 peer.boardFd,
                                 boardName(peer.token),
                                 ShmBoard.PAGE_BYTES);
+                mapped.add(pages[dst]);
                 channels[dst] =
                         new ShmChannel(
                                 new ShmRing(in[dst], false), new ShmRing(out, true), peer.pid);
             }
             RENDEZVOUS.awaitAllDone(store, size, deadline);
-            return new ShmTransport(rank, size, channels, new ShmBoard(rank, pages, pids), notices);
+            return new ShmTransport(
+                    rank, size, channels, new ShmBoard(rank, pages, pids), mapped, notices);
         } catch (IOException | RuntimeException e) {
+            // No thread of this transport ever started: nothing else touches the mappings.
+            mapped.forEach(ShmSegments::release);
             // Told before the finally closes the descriptors: a peer that then finds this rank's
             // segments gone finds its reason too. Any failure, the store's included: a rank that
             // throws without a word leaves its peers waiting for it until their timeout.
@@ -316,9 +332,18 @@ public final class ShmTransport extends LinkTransport {
         LockSupport.unpark(progressThread());
     }
 
+    /**
+     * Lets go of every mapping now (the descriptors were closed at set-up), so that the memory goes
+     * once the peers have closed too, not at a garbage collection that may never come. {@link
+     * #close()} calls it once the progress thread, the rings' only user, has stopped, and the
+     * group's collectives, the board's users, have ended ({@code CpuBackend} closes its runner
+     * before its transport). A thread that still touched them, past those bounded waits (a progress
+     * thread that did not stop, an abort after the close marking the board), would find private
+     * zeros there, not a crash ({@link ShmSegments#release}).
+     */
     @Override
     void release() {
-        // The mappings are released with their buffers; the descriptors were closed at setup.
+        mappings.forEach(ShmSegments::release);
     }
 
     private static boolean serve(Link link, ShmChannel c) {

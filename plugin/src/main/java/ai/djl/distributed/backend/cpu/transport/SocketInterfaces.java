@@ -45,6 +45,9 @@ public final class SocketInterfaces {
     /** The variable that names the interface. */
     public static final String IFNAME = "DJL_DIST_SOCKET_IFNAME";
 
+    /** Gloo's name for {@link #IFNAME}, read where that is unset. */
+    private static final String GLOO_IFNAME = "GLOO_SOCKET_IFNAME";
+
     private SocketInterfaces() {}
 
     /**
@@ -52,12 +55,15 @@ public final class SocketInterfaces {
      *
      * @param env the launcher's environment
      * @return the address
-     * @throws IllegalArgumentException if the named interface does not exist or has no address
+     * @throws IllegalArgumentException if the named interface does not exist or has no address,
+     *     naming the variable that named it
      */
     public static InetAddress localAddress(DistributedEnv env) {
-        Optional<String> ifname = env.get(IFNAME).or(() -> env.get("GLOO_SOCKET_IFNAME"));
+        // The variable is kept with the value: an error must name the one the user set.
+        String variable = env.get(IFNAME).isPresent() ? IFNAME : GLOO_IFNAME;
+        Optional<String> ifname = env.get(variable);
         if (ifname.isPresent()) {
-            return interfaceAddress(ifname.get());
+            return interfaceAddress(variable, ifname.get());
         }
         Optional<String> master = env.get("MASTER_ADDR");
         try {
@@ -87,7 +93,7 @@ public final class SocketInterfaces {
         }
     }
 
-    private static InetAddress interfaceAddress(String name) {
+    private static InetAddress interfaceAddress(String variable, String name) {
         try {
             NetworkInterface nif = NetworkInterface.getByName(name);
             if (nif == null) {
@@ -97,7 +103,7 @@ public final class SocketInterfaces {
                     names.add(n.getName());
                 }
                 throw new IllegalArgumentException(
-                        IFNAME + ": '" + name + "' (expected: one of " + names + ")");
+                        variable + ": '" + name + "' (expected: one of " + names + ")");
             }
             List<InetAddress> addresses = Collections.list(nif.getInetAddresses());
             for (InetAddress a : addresses) {
@@ -107,7 +113,7 @@ public final class SocketInterfaces {
             }
             if (addresses.isEmpty()) {
                 throw new IllegalArgumentException(
-                        IFNAME + ": '" + name + "' (expected: an interface with an address)");
+                        variable + ": '" + name + "' (expected: an interface with an address)");
             }
             return addresses.get(0);
         } catch (SocketException e) {

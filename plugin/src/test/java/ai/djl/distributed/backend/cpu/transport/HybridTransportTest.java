@@ -24,6 +24,7 @@ import ai.djl.distributed.store.HashStore;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.net.InetAddress;
 import java.nio.ByteBuffer;
@@ -37,7 +38,8 @@ import java.util.function.BooleanSupplier;
  * HybridTransport#SMALL_BYTES}: the sender's goes over one transport, the receiver's receive is
  * posted on the other. The receive fails at once, naming both sizes, whichever comes first: the
  * message (found when the receive is posted) or the receive (found when the message comes). Two
- * ranks of one process, each with a real TCP and shared-memory transport.
+ * ranks of one process, each with a real TCP and shared-memory transport. And the two transports of
+ * a rank fail together: a failure of either fails what waits on the other.
  */
 @Timeout(120)
 class HybridTransportTest {
@@ -102,6 +104,53 @@ class HybridTransportTest {
                         e.getMessage().contains("expecting " + expected + " bytes"),
                         e.getMessage());
                 assertTrue(e.getMessage().contains("sending " + sent + " bytes"), e.getMessage());
+            } finally {
+                zero.hybrid().close();
+                one.hybrid().close();
+            }
+        }
+    }
+
+    /**
+     * A lost link on one of a rank's two transports fails the receives waiting on the other at
+     * once, with the loss as their cause: the hybrid is one transport to its collectives, and a
+     * failure of either half dooms the group.
+     */
+    @ParameterizedTest(name = "{0} fails")
+    @ValueSource(strings = {"tcp", "shm"})
+    void aFailureOfOneHalfFailsTheOtherHalfsWaitersAtOnce(String failing) throws Exception {
+        Duration wait = Duration.ofSeconds(60); // far beyond a prompt failure
+        try (HashStore store = new HashStore()) {
+            CompletableFuture<Rank> other =
+                    CompletableFuture.supplyAsync(() -> Rank.connect(store, 1));
+            Rank zero = Rank.connect(store, 0);
+            Rank one = other.get(60, TimeUnit.SECONDS);
+            try {
+                zero.hybrid().beginCollective(0, SIG);
+                one.hybrid().beginCollective(0, SIG);
+                // Posted on the half that does not fail: a small receive goes over TCP, a large
+                // one over shared memory.
+                int bytes = failing.equals("tcp") ? LARGE : SMALL;
+                Transfer recv =
+                        one.hybrid()
+                                .recv(
+                                        0,
+                                        Transport.collectiveSlot(0, 0),
+                                        SIG,
+                                        ByteBuffer.allocateDirect(bytes));
+                LinkTransport half = failing.equals("tcp") ? one.tcp() : one.shm();
+                long start = System.nanoTime();
+                half.abort(new LinkLostException("the link to rank 0 failed: reset", 0, null));
+                CommunicationException e =
+                        assertThrows(
+                                CommunicationException.class,
+                                () -> recv.await(Deadline.after(wait)));
+                long ms = (System.nanoTime() - start) / 1_000_000;
+                assertTrue(ms < 20_000, "failed after " + ms + " ms: " + e.getMessage());
+                assertTrue(
+                        e.getMessage().contains("the link to rank 0 failed: reset"),
+                        e.getMessage());
+                assertTrue(one.tcp().getFailure() != null && one.shm().getFailure() != null);
             } finally {
                 zero.hybrid().close();
                 one.hybrid().close();
