@@ -23,6 +23,7 @@ import ai.djl.ndarray.NDManager;
 import ai.djl.ndarray.index.NDIndex;
 import ai.djl.ndarray.types.DataType;
 import ai.djl.ndarray.types.Shape;
+import ai.djl.nn.Parameter;
 import ai.djl.pytorch.jni.JniUtils;
 import ai.djl.training.optimizer.Optimizer;
 
@@ -41,7 +42,8 @@ import java.util.Objects;
  * frees the full buffer; {@link #finishReductions} adds the averaged result to the shard's
  * gradient.
  *
- * <p>Owns its shard, gradient and gathered buffers (sub-managers of the trainer's manager). Not
+ * <p>Owns its shard, gradient and gathered buffers (sub-managers of the trainer's manager); the
+ * unit's parameters hold views of the shard until {@link #handOver} gives them copies. Not
  * thread-safe: the training thread drives it; collectives run on the process group's threads.
  */
 final class FlatUnit implements AutoCloseable {
@@ -600,6 +602,41 @@ final class FlatUnit implements AutoCloseable {
             }
         }
         return completed;
+    }
+
+    /**
+     * Gives each of the unit's parameters an array of its own before the unit closes: a copy of the
+     * part this rank holds, owned by {@code keeper}, where the parameter held a view of the shard,
+     * which closing releases. Where this rank holds the whole unit (a shard group of one) each copy
+     * takes its parameter's shape, so that the model is whole again. Each copy takes gradients if
+     * its parameter does, as DJL's own parameters do. No collective.
+     *
+     * @param keeper the manager that owns the copies from now on (the model's)
+     */
+    void handOver(NDManager keeper) {
+        List<Parameter> params = spec.parameters();
+        // Copied without recording: a view the user made take gradients (by unfreezing it) would
+        // otherwise give the copy autograd history that keeps the shard alive.
+        withoutGrad(
+                () -> {
+                    for (int i = 0; i < params.size(); i++) {
+                        Parameter p = params.get(i);
+                        NDArray copy;
+                        if (shards == 1) {
+                            try (NDArray whole = localSlices[i].reshape(shapes[i])) {
+                                copy = whole.duplicate();
+                            }
+                        } else {
+                            copy = localSlices[i].duplicate();
+                        }
+                        copy.attach(keeper);
+                        copy.setName(p.getName());
+                        if (p.requiresGradient()) {
+                            copy.setRequiresGradient(true);
+                        }
+                        ParameterArrays.replace(p, copy);
+                    }
+                });
     }
 
     /** {@inheritDoc} */

@@ -13,6 +13,7 @@
  */
 package ai.djl.distributed.fsdp;
 
+import ai.djl.Device;
 import ai.djl.Model;
 import ai.djl.distributed.parallel.OptimizerState;
 import ai.djl.ndarray.NDArray;
@@ -62,12 +63,12 @@ import java.util.regex.Pattern;
  *       parameters while it writes; the other ranks one unit at a time. To resume from it, load it
  *       into the model before the trainer shards it. The optimizer's state is not in it.
  *   <li><b>Sharded</b> ({@link #saveSharded}): each rank writes its ranges of every unit's
- *       parameters and of the optimizer's state, with the units' sizes, into {@code
- *       shard-<rank>-of-<world>.bin}; no communication. {@link #loadSharded} reads it back at the
- *       same world size (the next steps are then bit for bit those of an uninterrupted run) or at
- *       another: each rank reassembles every unit from the files and keeps its new range, changing
- *       nothing unless every file reads and checks. Trainable parameters only: buffers and frozen
- *       parameters are not written.
+ *       parameters and of the optimizer's state, with the units' sizes and the optimizer's class,
+ *       into {@code shard-<rank>-of-<world>.bin}; no communication. {@link #loadSharded} reads it
+ *       back at the same world size (the next steps are then bit for bit those of an uninterrupted
+ *       run) or at another: each rank reassembles every unit from the files and keeps its new
+ *       range, changing nothing unless every file reads and checks. Trainable parameters only:
+ *       buffers and frozen parameters are not written.
  * </ul>
  *
  * <p>Every method is a collective or must be called by every rank; they block on file I/O and on
@@ -76,7 +77,9 @@ import java.util.regex.Pattern;
 public final class FsdpCheckpoint {
 
     private static final String MAGIC = "djl-distributed fsdp shard";
-    private static final int VERSION = 1;
+    // 2: the optimizer's class follows the version. Files of version 1 still load, unchecked.
+    private static final int VERSION = 2;
+    private static final int UNCHECKED_VERSION = 1;
     private static final Pattern FILE = Pattern.compile("shard-(\\d{1,9})-of-(\\d{1,9})\\.bin");
 
     /** Writes a model whose parameters hold their full values (on rank 0). */
@@ -205,6 +208,7 @@ public final class FsdpCheckpoint {
         List<FlatUnit> units = fsdp.units();
         out.writeUTF(MAGIC);
         out.writeInt(VERSION);
+        out.writeUTF(fsdp.optimizer().getClass().getName());
         out.writeInt(world);
         out.writeInt(shardSize(fsdp));
         out.writeInt(shardRank(fsdp));
@@ -219,7 +223,7 @@ public final class FsdpCheckpoint {
             out.writeLong(lo);
             out.writeInt(real);
             writeFloats(out, u.shard(), real);
-            List<String> ids = FullyShardedDataParallel.optimizerIds(u);
+            List<String> ids = fsdp.optimizerIds(u);
             int[] counts = OptimizerState.counts(fsdp.optimizer(), ids.get(0));
             out.writeInt(counts[0]);
             out.writeInt(counts[1]);
@@ -248,14 +252,23 @@ public final class FsdpCheckpoint {
      * range of each; nothing of the trainer changes until every unit has been read and checked, so
      * a failure leaves the parameters and the optimizer as they were.
      *
+     * <p>The files name the optimizer's class, which must be the trainer's: Adam's moments are not
+     * SGD's momentum, and an Adam restarted without its moments would still correct their bias as
+     * for the saved step. Files of format version 1, which do not name it, load unchecked, but only
+     * with the trainer's optimizer's number of states. The optimizer's update counts are replaced
+     * as a whole (and a checkpoint without state arrays drops all of its state arrays), those of
+     * other trainers sharing the optimizer included.
+     *
      * @param fsdp the trainer, sharded ({@code initialize} called) and between steps
      * @param dir the directory holding every rank's file of one save, of one world size
-     * @throws IOException if a file is missing, unreadable or does not fit the trainer's units, or
-     *     if the directory holds shard files of several world sizes
+     * @throws IOException if a file is missing, unreadable or does not fit the trainer's units or
+     *     optimizer (another class, another number of states), or if the directory holds shard
+     *     files of several world sizes
      */
     public static void loadSharded(FullyShardedDataParallel fsdp, Path dir) throws IOException {
         List<FlatUnit> units = fsdp.units();
-        List<Path> files = shardFiles(dir, units.size());
+        String optimizer = fsdp.optimizer().getClass().getName();
+        List<Path> files = shardFiles(dir, units.size(), optimizer);
         List<Loaded> loaded = new ArrayList<>();
         List<DataInputStream> ins = new ArrayList<>();
         try {
@@ -263,7 +276,7 @@ public final class FsdpCheckpoint {
                 InputStream is = Files.newInputStream(files.get(r));
                 DataInputStream in = new DataInputStream(new BufferedInputStream(is));
                 ins.add(in);
-                readHeader(in, files.get(r), -1, r, units.size());
+                readHeader(in, files.get(r), -1, r, units.size(), optimizer);
             }
             for (FlatUnit u : units) {
                 // One optimizer wrote every unit: the same number of states in each (checked in
@@ -276,7 +289,7 @@ public final class FsdpCheckpoint {
                 in.close();
             }
         }
-        install(fsdp, units, loaded);
+        install(fsdp, units, loaded, dir);
     }
 
     /** This rank's part of one unit as read: shard, each optimizer state over it, counts. */
@@ -287,7 +300,7 @@ public final class FsdpCheckpoint {
      * optimizer of another kind (another number of states) fails, before anything has changed.
      */
     private static void install(
-            FullyShardedDataParallel fsdp, List<FlatUnit> units, List<Loaded> loaded)
+            FullyShardedDataParallel fsdp, List<FlatUnit> units, List<Loaded> loaded, Path dir)
             throws IOException {
         Optimizer optimizer = fsdp.optimizer();
         Map<String, Integer> counts = new LinkedHashMap<>();
@@ -299,7 +312,7 @@ public final class FsdpCheckpoint {
             for (int i = 0; i < units.size(); i++) {
                 FlatUnit u = units.get(i);
                 Loaded l = loaded.get(i);
-                List<String> ids = FullyShardedDataParallel.optimizerIds(u);
+                List<String> ids = fsdp.optimizerIds(u);
                 for (int c = 0; c < ids.size(); c++) {
                     counts.put(ids.get(c), l.counts()[0]);
                     if (l.states().length > 0) {
@@ -309,8 +322,7 @@ public final class FsdpCheckpoint {
                         for (float[] s : l.states()) {
                             arrays.add(slice(m, s, from, length));
                         }
-                        OptimizerState.put(
-                                optimizer, ids.get(c), arrays, l.counts(), u.shard().getDevice());
+                        put(optimizer, ids.get(c), arrays, l.counts(), u.shard().getDevice(), dir);
                     }
                 }
             }
@@ -325,6 +337,36 @@ public final class FsdpCheckpoint {
                     u.shard().set(new NDIndex(":"), mine);
                 }
             }
+        }
+    }
+
+    /**
+     * Sets one range's optimizer state. Only the first call can fail, since every unit holds as
+     * many states (checked in readUnit), and it fails before changing anything: a file of another
+     * optimizer (of format version 1, which does not name it) is then an IOException, as any other
+     * checkpoint that does not fit the trainer.
+     */
+    private static void put(
+            Optimizer optimizer,
+            String id,
+            List<NDArray> arrays,
+            int[] counts,
+            Device device,
+            Path dir)
+            throws IOException {
+        try {
+            OptimizerState.put(optimizer, id, arrays, counts, device);
+        } catch (IllegalArgumentException e) {
+            throw new IOException(
+                    dir
+                            + ": "
+                            + arrays.size()
+                            + " optimizer states per range (expected: as many as the trainer's "
+                            + optimizer.getClass().getName()
+                            + " keeps: "
+                            + e.getMessage()
+                            + ")",
+                    e);
         }
     }
 
@@ -426,16 +468,31 @@ public final class FsdpCheckpoint {
     }
 
     /**
-     * Reads and checks a file's header: magic, version, world size (when {@code world >= 0}), the
-     * rank's shard rank within a shard group that divides the world, and the number of units.
+     * Reads and checks a file's header: magic, version, the optimizer's class (from version 2),
+     * world size (when {@code world >= 0}), the rank's shard rank within a shard group that divides
+     * the world, and the number of units.
      *
      * @return the shard group's size
      */
-    private static int readHeader(DataInputStream in, Path f, int world, int rank, int units)
+    private static int readHeader(
+            DataInputStream in, Path f, int world, int rank, int units, String optimizer)
             throws IOException {
-        if (!MAGIC.equals(in.readUTF()) || in.readInt() != VERSION) {
-            throw new IOException(f + ": not an FSDP shard of version " + VERSION);
+        if (!MAGIC.equals(in.readUTF())) {
+            throw new IOException(f + ": not an FSDP shard (expected: saveSharded's)");
         }
+        int version = in.readInt();
+        if (version != VERSION && version != UNCHECKED_VERSION) {
+            throw new IOException(
+                    f
+                            + ": FSDP shard of format version "
+                            + version
+                            + " (expected: "
+                            + UNCHECKED_VERSION
+                            + " or "
+                            + VERSION
+                            + ")");
+        }
+        String saved = version >= VERSION ? in.readUTF() : null;
         int w = in.readInt();
         int shards = in.readInt();
         int shardRank = in.readInt();
@@ -449,6 +506,16 @@ public final class FsdpCheckpoint {
         if (n != units) {
             throw new IOException(f + ": " + n + " units (expected: the trainer's " + units + ")");
         }
+        // Checked after what tells whether this is the right file at all.
+        if (saved != null && !saved.equals(optimizer)) {
+            throw new IOException(
+                    f
+                            + ": optimizer state of "
+                            + saved
+                            + " (expected: the trainer's optimizer, "
+                            + optimizer
+                            + ")");
+        }
         return shards;
     }
 
@@ -457,7 +524,7 @@ public final class FsdpCheckpoint {
      * name. The directory must hold the files of exactly one world size: two saves of different
      * sizes in one directory are refused rather than one of them picked.
      */
-    private static List<Path> shardFiles(Path dir, int units) throws IOException {
+    private static List<Path> shardFiles(Path dir, int units, String optimizer) throws IOException {
         Map<Integer, Set<Integer>> ranksByWorld = new TreeMap<>();
         try (var stream = Files.list(dir)) {
             for (Path p : (Iterable<Path>) stream::iterator) {
@@ -499,7 +566,7 @@ public final class FsdpCheckpoint {
             Path p = dir.resolve(fileName(r, world));
             int s;
             try (DataInputStream in = new DataInputStream(Files.newInputStream(p))) {
-                s = readHeader(in, p, world, r, units);
+                s = readHeader(in, p, world, r, units, optimizer);
             }
             if (shards >= 0 && s != shards) {
                 throw new IOException(

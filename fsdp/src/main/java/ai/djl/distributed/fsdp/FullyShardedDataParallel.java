@@ -45,6 +45,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.UUID;
 import java.util.function.BiConsumer;
 
 /**
@@ -76,14 +77,23 @@ import java.util.function.BiConsumer;
  *
  * <p><b>At rest</b> each parameter's array ({@link Parameter#getArray()}) is the part of it this
  * rank holds, one-dimensional and maybe empty; {@code Model.save} would therefore write shards:
- * save with {@link FsdpCheckpoint} instead.
+ * save with {@link FsdpCheckpoint} instead. Which parameters train is fixed when the model is
+ * sharded: freezing or unfreezing one after that makes the next backward pass or step throw an
+ * {@link IllegalStateException} naming it.
+ *
+ * <p><b>After {@link #close()}</b> the model keeps what this rank held: each sharded parameter's
+ * array is a copy of this rank's part of it, one-dimensional and owned by the model's manager
+ * (where the shard group has one rank, as under {@link ShardingStrategy#NO_SHARD}, every parameter
+ * whole and in its own shape, so the model runs as a plain one). Closing runs no collective. To
+ * keep the full model, write it before closing, with {@link FsdpCheckpoint#saveFull}.
  *
  * <p><b>Collectives.</b> Every rank must make the same calls in the same order: {@code initialize}
  * (or the first forward pass), every forward pass, backward pass and step. Every unit is gathered
  * and reduced in every pass, in the same order, whatever the forward pass uses, so ranks whose
  * forward passes differ do not hang each other. fp32 parameters only; other types are refused. One
  * device per process. Not thread-safe, as DJL's trainer. Closing the trainer does not close the
- * process group.
+ * process group. Trainers may share one optimizer (one {@code TrainingConfig}): each keys its state
+ * by its own prefix.
  */
 public final class FullyShardedDataParallel extends Trainer {
 
@@ -101,13 +111,16 @@ public final class FullyShardedDataParallel extends Trainer {
     private final long seedBase;
     private final long slice;
     private final boolean checkpointing;
+    private final String optimizerPrefix;
 
     private List<FlatUnit> units;
     private UnitLayout layout;
+    private Trainability trainability;
     private StagedStep staged;
     private boolean staging;
     private boolean partialGradients;
     private int openCollectors;
+    private boolean closed;
 
     private FullyShardedDataParallel(Model model, DataParallelConfig config, Builder b) {
         super(model, config);
@@ -137,6 +150,8 @@ public final class FullyShardedDataParallel extends Trainer {
         seedBase = RandomUtils.RANDOM.nextLong();
         slice = b.slice;
         checkpointing = b.checkpointing;
+        // Random, as DJL's parameter ids are: unique to this trainer, whoever shares its optimizer.
+        optimizerPrefix = "fsdp-" + UUID.randomUUID() + "/";
     }
 
     /**
@@ -208,10 +223,14 @@ public final class FullyShardedDataParallel extends Trainer {
      * Clips the gradient's global norm (if set), runs the optimizer on every unit's shard and sets
      * the gradients to zero. Every rank must call it as often as every other (the norm is a
      * collective).
+     *
+     * @throws IllegalStateException if a parameter was frozen or unfrozen since the model was
+     *     sharded, naming it
      */
     @Override
     public void step() {
         shard();
+        trainability.check("step");
         if (partialGradients) {
             throw new IllegalStateException(
                     "step: the last backward pass failed part way, and the gradients hold part of"
@@ -272,6 +291,8 @@ public final class FullyShardedDataParallel extends Trainer {
 
     void backward(NDArray loss) {
         shard();
+        // Before the pass: a refused one has reduced nothing onto the shards.
+        trainability.check("backward");
         long begin = System.nanoTime();
         try {
             staged.backward(loss);
@@ -435,9 +456,21 @@ public final class FullyShardedDataParallel extends Trainer {
         }
     }
 
-    /** {@inheritDoc} */
+    /**
+     * Closes the trainer: drops a pass in progress, waits for the reductions in flight and frees
+     * the shards, their gradients and the pooled buffers. Each sharded parameter is first given a
+     * copy of this rank's part of it, owned by the model's manager (the whole parameter, in its
+     * shape, where the shard group has one rank), so that the model stays usable; see the class
+     * description. No collective: it runs on failure paths too, whatever the other ranks do. Does
+     * not close the process group or the optimizer, whose state for this trainer's shards stays in
+     * it. Idempotent.
+     */
     @Override
     public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
         try {
             try {
                 if (staged != null) {
@@ -446,7 +479,10 @@ public final class FullyShardedDataParallel extends Trainer {
             } finally {
                 try {
                     if (units != null) {
-                        closeAll(units);
+                        // The parameters keep copies of this rank's parts, or the model would hold
+                        // views of released shards; none where the model itself is closed already.
+                        NDManager keeper = getModel().getNDManager();
+                        closeAll(units, keeper.isOpen() ? keeper : null);
                     }
                 } finally {
                     pool.close();
@@ -458,11 +494,18 @@ public final class FullyShardedDataParallel extends Trainer {
     }
 
     // Every unit closed, even after one fails: the first failure is thrown, the others suppressed.
-    private static void closeAll(List<FlatUnit> units) {
+    // With a keeper, each unit first hands its parameters copies of their parts, owned by it.
+    private static void closeAll(List<FlatUnit> units, NDManager keeper) {
         RuntimeException failure = null;
         for (FlatUnit u : units) {
             try {
-                u.close();
+                try {
+                    if (keeper != null) {
+                        u.handOver(keeper);
+                    }
+                } finally {
+                    u.close();
+                }
             } catch (RuntimeException e) {
                 if (failure == null) {
                     failure = e;
@@ -508,11 +551,16 @@ public final class FullyShardedDataParallel extends Trainer {
         return replicaGroup;
     }
 
-    /** The optimizer ids of a unit's shard, one per range it is updated in. */
-    static List<String> optimizerIds(FlatUnit u) {
+    /**
+     * The optimizer ids of a unit's shard, one per range it is updated in: this trainer's prefix,
+     * the unit's name and the range's number. The prefix keeps apart the state of trainers that
+     * share one optimizer (one {@code TrainingConfig} used twice), whose units may have the same
+     * names; sharded checkpoints name units, not ids.
+     */
+    List<String> optimizerIds(FlatUnit u) {
         List<String> ids = new ArrayList<>();
         for (int c = 0; c < u.sliceCount(); c++) {
-            ids.add("fsdp/" + u.name() + "/" + c);
+            ids.add(optimizerPrefix + u.name() + "/" + c);
         }
         return ids;
     }
@@ -552,6 +600,8 @@ public final class FullyShardedDataParallel extends Trainer {
             trainable.put(ml.gradNames().get(i), p);
         }
         UnitLayout l = UnitLayout.of(stages, policy, trainable);
+        // What trains now, as the units are laid out: backward passes and steps check it.
+        Trainability trains = Trainability.of(block.getParameters());
         ModelSync.verifyAcrossRanks(
                 group,
                 ml.signature()
@@ -579,6 +629,7 @@ public final class FullyShardedDataParallel extends Trainer {
         }
         units = Collections.unmodifiableList(list);
         layout = l;
+        trainability = trains;
         store.setUnits(units);
         staged =
                 new StagedStep(
@@ -613,7 +664,7 @@ public final class FullyShardedDataParallel extends Trainer {
             }
         } catch (RuntimeException | Error e) {
             try {
-                closeAll(list);
+                closeAll(list, null); // the parameters still hold their full values
             } catch (RuntimeException suppressed) {
                 e.addSuppressed(suppressed);
             }

@@ -156,6 +156,35 @@ final class Fixture {
         };
     }
 
+    /** The MLP's inputs (4 x 6) and targets (4 x 5) for (step, rank). */
+    static NDList[] regression(NDManager m, int step, int rank) {
+        float[] x = new float[4 * 6];
+        float[] y = new float[4 * 5];
+        for (int i = 0; i < x.length; i++) {
+            x[i] = (float) Math.cos(0.7 * i + 3 * step + 11 * rank);
+        }
+        for (int i = 0; i < y.length; i++) {
+            y[i] = (float) Math.sin(0.5 * i + step - rank);
+        }
+        return new NDList[] {
+            new NDList(m.create(x, new Shape(4, 6))), new NDList(m.create(y, new Shape(4, 5)))
+        };
+    }
+
+    /** Every rank's {@link #regression} batch of a step, one after the other along the batch. */
+    static NDList[] concatenatedRegression(NDManager m, int step, int ranks) {
+        NDList data = new NDList();
+        NDList labels = new NDList();
+        for (int r = 0; r < ranks; r++) {
+            NDList[] b = regression(m, step, r);
+            data.add(b[0].head());
+            labels.add(b[1].head());
+        }
+        return new NDList[] {
+            new NDList(NDArrays.concat(data)), new NDList(NDArrays.concat(labels))
+        };
+    }
+
     /** One forward and backward pass through a trainer (plain or FSDP). */
     static float backward(Trainer t, NDList[] batch) {
         try (GradientCollector c = t.newGradientCollector()) {

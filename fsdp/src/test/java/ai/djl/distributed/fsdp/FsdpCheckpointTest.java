@@ -112,8 +112,7 @@ class FsdpCheckpointTest {
                             for (int u = 0; u < units.size(); u++) {
                                 // Adam's first moment over the shard's ranges, in order.
                                 List<Float> m1 = new ArrayList<>();
-                                for (String id :
-                                        FullyShardedDataParallel.optimizerIds(units.get(u))) {
+                                for (String id : t.optimizerIds(units.get(u))) {
                                     List<NDArray> s = OptimizerState.arrays(opt, id);
                                     if (!s.isEmpty()) {
                                         for (float v : s.get(0).toFloatArray()) {
@@ -319,7 +318,7 @@ class FsdpCheckpointTest {
                                     assertArrayEquals(before.get(name), after.get(name), name);
                                 }
                                 for (FlatUnit u : t.units()) {
-                                    for (String id : FullyShardedDataParallel.optimizerIds(u)) {
+                                    for (String id : t.optimizerIds(u)) {
                                         assertTrue(OptimizerState.arrays(opt, id).isEmpty(), id);
                                         assertEquals(0, OptimizerState.counts(opt, id)[1], id);
                                     }
@@ -383,8 +382,7 @@ class FsdpCheckpointTest {
                                         }
                                         FsdpCheckpoint.loadSharded(t, dir);
                                         for (FlatUnit u : t.units()) {
-                                            for (String id :
-                                                    FullyShardedDataParallel.optimizerIds(u)) {
+                                            for (String id : t.optimizerIds(u)) {
                                                 assertTrue(
                                                         OptimizerState.arrays(opt, id).isEmpty(),
                                                         id);

@@ -90,7 +90,7 @@ class FsdpTrainerTest {
                                 long state = 0;
                                 for (FlatUnit u : t.units()) {
                                     grads += u.gradient().size();
-                                    for (String id : FullyShardedDataParallel.optimizerIds(u)) {
+                                    for (String id : t.optimizerIds(u)) {
                                         for (NDArray a : OptimizerState.arrays(adam, id)) {
                                             state += a.size();
                                         }
