@@ -20,13 +20,16 @@ import ai.djl.ndarray.types.DataType;
 import ai.djl.ndarray.types.Shape;
 import ai.djl.nn.Block;
 import ai.djl.nn.Parameter;
+import ai.djl.util.Pair;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Function;
 
 /**
@@ -44,14 +47,21 @@ final class DdpLayout {
     private final Parameter[] buffers;
     private final Parameter[] frozen;
     private final List<String> names;
+    private final String[] bufferNames;
+    private final String[] frozenNames;
     private final Function<Parameter, NDArray> value;
     private boolean warnedUnused;
 
-    private DdpLayout(ModelSync.Layout layout, Function<Parameter, NDArray> value) {
+    private DdpLayout(
+            ModelSync.Layout layout,
+            Map<Parameter, String> fullNames,
+            Function<Parameter, NDArray> value) {
         this.params = layout.grads();
         this.buffers = layout.buffers();
         this.frozen = layout.frozen();
         this.names = layout.gradNames();
+        this.bufferNames = namesOf(buffers, fullNames);
+        this.frozenNames = namesOf(frozen, fullNames);
         this.value = value;
     }
 
@@ -73,7 +83,12 @@ final class DdpLayout {
             DdpOptions options) {
         ModelSync.Layout layout = ModelSync.layout(block.getParameters(), value);
         ModelSync.verifyAcrossRanks(group, layout.signature() + options.signature());
-        DdpLayout l = new DdpLayout(layout, value);
+        Map<Parameter, String> fullNames = new IdentityHashMap<>();
+        for (Pair<String, Parameter> pair : block.getParameters()) {
+            // the name of its first use, as the layout's gradient names are
+            fullNames.putIfAbsent(pair.getValue(), pair.getKey());
+        }
+        DdpLayout l = new DdpLayout(layout, fullNames, value);
         ModelSync.broadcast(group, l.values(l.params, l.buffers, l.frozen));
         return l;
     }
@@ -126,9 +141,12 @@ final class DdpLayout {
     }
 
     /**
-     * Fails a step after a parameter was frozen or unfrozen since the parameters were synchronized:
-     * the buckets, and what each rank sends, were laid out for the earlier set (PyTorch's DDP has
-     * the same rule).
+     * Fails a step, or a staged backward pass, after a parameter was frozen or unfrozen since the
+     * parameters were synchronized: the buckets, and what each rank sends, were laid out for the
+     * earlier set (PyTorch's DDP has the same rule). Parameters are named as in {@code
+     * block.getParameters()}.
+     *
+     * @throws IllegalStateException naming the first parameter frozen or unfrozen since
      */
     void checkTrainableUnchanged() {
         for (int i = 0; i < params.length; i++) {
@@ -140,18 +158,31 @@ final class DdpLayout {
                                 + " parameters before trainer.initialize or the first step)");
             }
         }
-        for (Parameter[] none : new Parameter[][] {buffers, frozen}) {
-            for (Parameter p : none) {
-                if (p.requiresGradient() && !ModelSync.isRunningStatistic(p.getType())) {
-                    throw new IllegalStateException(
-                            "parameter "
-                                    + p.getName()
-                                    + " was unfrozen after DDP laid out its buckets (expected:"
-                                    + " unfreeze parameters before trainer.initialize or the first"
-                                    + " step)");
-                }
+        checkStillUntrained(buffers, bufferNames);
+        checkStillUntrained(frozen, frozenNames);
+    }
+
+    private static void checkStillUntrained(Parameter[] untrained, String[] fullNames) {
+        for (int i = 0; i < untrained.length; i++) {
+            Parameter p = untrained[i];
+            if (p.requiresGradient() && !ModelSync.isRunningStatistic(p.getType())) {
+                throw new IllegalStateException(
+                        "parameter "
+                                + fullNames[i]
+                                + " was unfrozen after DDP laid out its buckets (expected:"
+                                + " unfreeze parameters before trainer.initialize or the first"
+                                + " step)");
             }
         }
+    }
+
+    /** Returns each parameter's name in the block (its first use's), in order. */
+    private static String[] namesOf(Parameter[] ps, Map<Parameter, String> fullNames) {
+        String[] out = new String[ps.length];
+        for (int i = 0; i < ps.length; i++) {
+            out[i] = fullNames.get(ps[i]);
+        }
+        return out;
     }
 
     /**

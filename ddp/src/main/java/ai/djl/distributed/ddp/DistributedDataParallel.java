@@ -48,10 +48,11 @@ import java.util.List;
  * <p><b>What it does.</b>
  *
  * <ul>
- *   <li>{@link #initialize} (or the first forward pass or step, for a model whose parameters are
- *       already initialized or loaded) checks that every rank has the same parameters (names,
- *       shapes, types) and the same bucket limits, buffer broadcast, unused-parameter search and
- *       staged backward pass, and broadcasts their values, buffers included, from rank 0.
+ *   <li>{@link #initialize} (or the first forward pass, evaluation or step, for a model whose
+ *       parameters are already initialized or loaded) checks that every rank has the same
+ *       parameters (names, shapes, types) and the same bucket limits, buffer broadcast,
+ *       unused-parameter search and staged backward pass, and broadcasts their values, buffers
+ *       included, from rank 0.
  *   <li>{@link #step()} packs the gradients into flat buckets ({@link BucketAssignment}: 25 MiB, a
  *       1 MiB first bucket, reverse definition order, rebuilt once after the first step from the
  *       order the parameters were used), reduces each bucket asynchronously in bucket order with
@@ -61,7 +62,8 @@ import java.util.List;
  *       state, such as running statistics: types RUNNING_MEAN, RUNNING_VAR and OTHER) from rank 0,
  *       as PyTorch does before each forward pass. Frozen weights, biases, gammas and betas are
  *       synchronized once, with the rest; freezing or unfreezing a parameter after that fails the
- *       next step, as in PyTorch.
+ *       next step (with {@link Builder#optStagedBackward}, already its backward pass), naming the
+ *       parameter and updating nothing, as in PyTorch.
  *   <li>Evaluators and the loss report averages over the ranks at each epoch's end ({@code
  *       onEpoch}), so DJL's training results and logs show the whole job; on ranks other than 0
  *       DJL's listeners that print or write (logging and its progress bar, model saving, timing,
@@ -76,8 +78,9 @@ import java.util.List;
  * setMetrics}), each synchronized step records {@code ddp-reduce-and-update} (its reduction and
  * optimizer work) and {@code ddp-wait} (the time it waited for reductions), in nanoseconds.
  *
- * <p><b>Collectives.</b> Every rank must make the same calls in the same order: {@code initialize},
- * each {@code step()} (the same number of them, which a {@link DistributedSampler} ensures), each
+ * <p><b>Collectives.</b> Every rank must make the same calls in the same order: {@code initialize}
+ * (without it, the first forward pass, evaluation or step, which synchronizes the parameters), each
+ * {@code step()} (the same number of them, which a {@link DistributedSampler} ensures), each
  * epoch's {@code onEpoch}, {@link #syncBuffers()} and {@link #averageAcrossRanks(double...)}.
  * Inside a {@link #noSync()} scope steps do not communicate at all.
  *
@@ -159,9 +162,18 @@ public final class DistributedDataParallel extends Trainer {
         }
     }
 
-    /** {@inheritDoc} */
+    /**
+     * Runs an inference forward pass. Unless {@link #initialize}, a forward pass or a step came
+     * first, it first synchronizes the parameters from rank 0 as they do, so that every rank
+     * evaluates rank 0's model (one loaded, or initialized without the trainer, included): every
+     * rank must then call it.
+     *
+     * @param input the model's inputs
+     * @return the outputs
+     */
     @Override
     public NDList evaluate(NDList input) {
+        synchronize();
         return getModel().getBlock().forward(store, input, false, null);
     }
 
@@ -172,18 +184,21 @@ public final class DistributedDataParallel extends Trainer {
      *
      * @throws IllegalStateException after a staged backward pass ({@link
      *     Builder#optStagedBackward}) that failed part way, until {@code zeroGradients()} on a
-     *     gradient collector of this trainer
+     *     gradient collector of this trainer; or naming a parameter frozen or unfrozen since the
+     *     parameters were synchronized, before anything is updated (a reduction a staged backward
+     *     pass launched is dropped)
      */
     @Override
     public void step() {
         synchronize();
         sync.checkBackwardComplete();
+        // Before any update, pending ones included: a step that fails changes no parameter.
+        sync.checkTrainableUnchanged();
         // With a staged backward pass, finishing the pending updates is this step's reduction.
         long start = System.nanoTime();
         finishPendingUpdates();
         long begin = System.nanoTime();
         int[] useOrder = store.takeUseOrder();
-        layout.checkTrainableUnchanged();
         if (noSyncDepth > 0 || group.getSize() == 1) {
             sync.updateLocally(useOrder);
         } else if (sync.hasReducer()) {

@@ -145,7 +145,35 @@ final class GradientSync implements AutoCloseable {
     /** Waits for the reductions still on the wire and runs the optimizer on their parameters. */
     void finishPending() {
         if (isPending()) {
-            waits.accept(reducer.completeAll());
+            try {
+                waits.accept(reducer.completeAll());
+            } catch (RuntimeException | Error e) {
+                // completeAll ends the reduction even when it throws: what a staged backward pass
+                // launched is over, and the next training pass is no second one before a step.
+                if (staged != null) {
+                    staged.takeLaunched();
+                }
+                throw e;
+            }
+        }
+    }
+
+    /**
+     * Fails a step after a parameter was frozen or unfrozen since the layout, before anything is
+     * updated: a reduction that a staged backward pass launched is dropped ({@link
+     * Reducer#discard}, which waits for the buckets on the wire), so the failed step changes no
+     * parameter, and the next step reduces the gradients afresh.
+     *
+     * @throws IllegalStateException naming the parameter frozen or unfrozen
+     */
+    void checkTrainableUnchanged() {
+        try {
+            layout.checkTrainableUnchanged();
+        } catch (IllegalStateException e) {
+            if (staged != null && staged.takeLaunched()) {
+                reducer.discard();
+            }
+            throw e;
         }
     }
 
@@ -165,8 +193,19 @@ final class GradientSync implements AutoCloseable {
      *
      * @param loss the loss
      * @param sync whether this pass synchronizes (outside noSync, with more than one rank)
+     * @throws IllegalStateException naming a parameter frozen or unfrozen since the layout, before
+     *     the pass starts: the forward pass is dropped, the gradients are left as they were, and
+     *     nothing is sent
      */
     void stagedBackward(NDArray loss, boolean sync) {
+        try {
+            // Before any reduction starts: the buckets, and what each rank sends, are laid out for
+            // the parameters that took gradients when they were synchronized.
+            layout.checkTrainableUnchanged();
+        } catch (IllegalStateException e) {
+            staged.abandon();
+            throw e;
+        }
         staged.backward(
                 loss, sync && reducer != null ? reducer : null, this::gradientOf, this::update);
     }

@@ -30,9 +30,9 @@ import java.util.function.IntConsumer;
  * Segments}), telling after each stage that its parameters' gradients are final (those no earlier
  * stage uses), so that their buckets' reductions start while the earlier stages are still in
  * backward, as PyTorch's autograd hooks let its DDP do. Memory is that of an ordinary training
- * step: each stage's graph is kept until its backward. The last stage's outputs live in the manager
- * of the caller's inputs, as a DJL forward pass's do. Not thread-safe: the training thread drives
- * it.
+ * step: each stage's graph is kept until its backward, and the gradient a stage receives until the
+ * stage before it has been backpropagated from it. The last stage's outputs live in the manager of
+ * the caller's inputs, as a DJL forward pass's do. Not thread-safe: the training thread drives it.
  */
 final class StagedPass {
 
@@ -93,6 +93,8 @@ final class StagedPass {
             stageDone.accept(n - 1);
             for (int k = n - 2; k >= 0; k--) {
                 Segments.backwardThrough(outputs[k], g);
+                // Used up: freed now rather than with the pass, one boundary's at a time.
+                Segments.free(g);
                 g = k > 0 ? Segments.gradients(inputs[k], pass) : null;
                 managers[k].close();
                 stageDone.accept(k);

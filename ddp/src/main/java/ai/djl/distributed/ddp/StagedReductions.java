@@ -150,6 +150,11 @@ final class StagedReductions {
         }
     }
 
+    /** Drops a forward pass that will not be backpropagated, freeing its graph. */
+    void abandon() {
+        pass.abandon();
+    }
+
     /**
      * Refuses a step after a backward pass that failed part way.
      *

@@ -29,14 +29,18 @@ import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.NDManager;
 import ai.djl.ndarray.types.DataType;
 import ai.djl.ndarray.types.Shape;
+import ai.djl.nn.Block;
 import ai.djl.nn.SequentialBlock;
 import ai.djl.nn.core.Linear;
 import ai.djl.nn.norm.BatchNorm;
 import ai.djl.training.DefaultTrainingConfig;
+import ai.djl.training.ParameterStore;
 import ai.djl.training.evaluator.Accuracy;
+import ai.djl.training.initializer.Initializer;
 import ai.djl.training.listener.LoggingTrainingListener;
 import ai.djl.training.listener.TrainingListener;
 import ai.djl.training.listener.TrainingListener.BatchData;
+import ai.djl.training.loss.Loss;
 import ai.djl.training.optimizer.Optimizer;
 import ai.djl.training.tracker.Tracker;
 
@@ -349,6 +353,78 @@ class DdpTrainerTest {
                         });
         for (double[] g : got) {
             assertArrayEquals(new double[] {1, 10}, g);
+        }
+    }
+
+    /** What a rank got from evaluating: its predictions, and the loss averaged over the ranks. */
+    private record Evaluation(float[] predictions, double meanLoss) {}
+
+    /** An initializer drawing no random numbers whose values depend on {@code seed}. */
+    private static Initializer seeded(int seed) {
+        return (manager, shape, type) -> {
+            float[] v = new float[(int) shape.size()];
+            for (int i = 0; i < v.length; i++) {
+                v[i] = (float) (0.3 * Math.sin(1.7 * i + shape.size() + 5 * seed));
+            }
+            return manager.create(v, shape).toType(type, false);
+        };
+    }
+
+    /**
+     * A model whose parameters each rank initialized itself (as a loaded or pretrained one, not
+     * through the trainer), so that they differ, evaluated before any training: every rank
+     * evaluates rank 0's model, as one process evaluating rank 0's model on each rank's batch does,
+     * and the loss averaged over the ranks is that model's.
+     */
+    @Test
+    void evaluatingBeforeTrainingEvaluatesRankZerosParameters() throws Exception {
+        List<Evaluation> got =
+                Ranks.run(
+                        2,
+                        (group, manager) -> {
+                            try (Model model = Model.newInstance("ddp")) {
+                                Block block = Fixture.mlp();
+                                block.setInitializer(seeded(group.getRank()), p -> true);
+                                block.initialize(
+                                        model.getNDManager(),
+                                        DataType.FLOAT32,
+                                        new Shape(BATCH, Fixture.IN));
+                                model.setBlock(block);
+                                try (DistributedDataParallel t =
+                                        DistributedDataParallel.builder()
+                                                .setModel(model)
+                                                .setTrainingConfig(Fixture.config(Fixture.sgd()))
+                                                .setProcessGroup(group)
+                                                .build()) {
+                                    NDList[] b = Fixture.batch(manager, 0, group.getRank(), BATCH);
+                                    NDList pred = t.evaluate(b[0]);
+                                    float loss =
+                                            Loss.softmaxCrossEntropyLoss()
+                                                    .evaluate(b[1], pred)
+                                                    .getFloat();
+                                    return new Evaluation(
+                                            pred.head().toFloatArray(),
+                                            t.averageAcrossRanks(loss)[0]);
+                                }
+                            }
+                        });
+        try (Model model = Model.newInstance("reference");
+                NDManager m = NDManager.newBaseManager(Device.cpu())) {
+            Block block = Fixture.mlp();
+            block.setInitializer(seeded(0), p -> true);
+            block.initialize(model.getNDManager(), DataType.FLOAT32, new Shape(BATCH, Fixture.IN));
+            ParameterStore ps = new ParameterStore(m, false);
+            double sum = 0;
+            for (int r = 0; r < 2; r++) {
+                NDList[] b = Fixture.batch(m, 0, r, BATCH);
+                NDList pred = block.forward(ps, b[0], false);
+                assertArrayEquals(
+                        pred.head().toFloatArray(), got.get(r).predictions(), "rank " + r);
+                sum += Loss.softmaxCrossEntropyLoss().evaluate(b[1], pred).getFloat();
+            }
+            for (Evaluation e : got) {
+                assertEquals(sum / 2, e.meanLoss(), 1e-6);
+            }
         }
     }
 

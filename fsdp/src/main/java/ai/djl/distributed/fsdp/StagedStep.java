@@ -276,6 +276,8 @@ final class StagedStep {
                         }
                     }
                     Segments.backwardThrough(out, g);
+                    // Used up: freed now rather than with the pass, one boundary's at a time.
+                    Segments.free(g);
                     g = k > 0 ? Segments.gradients(in, pass) : null;
                 } finally {
                     try {

@@ -52,6 +52,7 @@ public final class FlatBuffer implements AutoCloseable {
     private final long[] lengths;
     private final ByteBuffer memory;
     private final NDArray[] views;
+    private final NDArray zero; // the value zero() writes without memory copies; else null
 
     /**
      * Allocates a zeroed flat buffer on the manager's device.
@@ -137,6 +138,9 @@ public final class FlatBuffer implements AutoCloseable {
         try {
             array = existing != null ? existing : owner.zeros(new Shape(n), type);
             memory = copyMemory ? NdRegion.view(array, name) : null;
+            // An array value, made once: a number would make DJL create a scalar array in the
+            // buffer's manager on every zero(), freed only with the buffer.
+            zero = copyMemory ? null : owner.zeros(new Shape(), type);
             views = slots(array);
             if (existing != null) {
                 for (NDArray v : views) {
@@ -260,7 +264,7 @@ public final class FlatBuffer implements AutoCloseable {
      */
     public void zero(int i) {
         if (memory == null) {
-            array.set(slot(i), 0);
+            array.set(slot(i), zero);
             return;
         }
         int width = array.getDataType().getNumOfBytes();

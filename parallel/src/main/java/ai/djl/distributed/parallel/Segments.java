@@ -79,6 +79,22 @@ public final class Segments {
     }
 
     /**
+     * Frees the gradients {@link #gradients} returned, once the stage they are the upstream
+     * gradients of has been backpropagated ({@link #backwardThrough}): autograd holds no reference
+     * to them afterwards, and nothing else reads them, so a segmented pass need keep only one
+     * boundary's gradients alive, not one per stage until it ends.
+     *
+     * @param gradients the gradients (null entries allowed); closed
+     */
+    public static void free(NDList gradients) {
+        for (NDArray g : gradients) {
+            if (g != null) {
+                g.close();
+            }
+        }
+    }
+
+    /**
      * Backpropagates from a loss: its gradient is one.
      *
      * @param loss the loss, recorded

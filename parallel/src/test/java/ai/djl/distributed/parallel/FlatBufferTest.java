@@ -21,6 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.djl.Device;
 import ai.djl.engine.Engine;
+import ai.djl.ndarray.BaseNDManager;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDArrays;
 import ai.djl.ndarray.NDList;
@@ -114,6 +115,39 @@ class FlatBufferTest {
             expected.set(3, m.zeros(SHAPES.get(3)));
             b.pack(second);
             assertElements(concatFlattened(expected).toFloatArray(), b.getArray(), "flat");
+        }
+    }
+
+    /**
+     * Zeroing a slot, as a DDP bucket does each step for a parameter without a gradient and FSDP
+     * for a unit's padding, leaves no array behind in the buffer's manager (which lives as long as
+     * the trainer), and zeroes that slot only. Float64: the type whose missing gradients DDP
+     * zeroes.
+     */
+    @ParameterizedTest(name = "memory copies: {0}")
+    @ValueSource(booleans = {true, false})
+    void zeroingSlotsLeavesNoArrayBehind(boolean memoryCopies) {
+        try (NDManager m = NDManager.newBaseManager(Device.cpu());
+                FlatBuffer b = new FlatBuffer("test", m, DataType.FLOAT64, SHAPES, memoryCopies)) {
+            List<NDArray> xs = new ArrayList<>();
+            for (NDArray x : arrays(m, SHAPES, 3)) {
+                xs.add(x.toType(DataType.FLOAT64, false));
+            }
+            b.pack(xs);
+            BaseNDManager owner = (BaseNDManager) b.getArray().getManager();
+            int before = owner.getManagedArrays().size();
+            for (int k = 0; k < 500; k++) {
+                b.zero(0);
+                b.zero(3);
+                b.pack(4, null);
+            }
+            assertEquals(before, owner.getManagedArrays().size(), "arrays in the buffer's manager");
+            List<NDArray> expected = new ArrayList<>(xs);
+            for (int i : new int[] {0, 3, 4}) {
+                expected.set(i, m.zeros(SHAPES.get(i), DataType.FLOAT64));
+            }
+            assertArrayEquals(
+                    concatFlattened(expected).toDoubleArray(), b.getArray().toDoubleArray());
         }
     }
 
