@@ -115,15 +115,19 @@ final class NodeRendezvous implements AutoCloseable {
 
     /**
      * Returns the bound of each of the launchers' store calls once connected: {@code
-     * --heartbeat-timeout}, or {@code --rdzv-timeout} if shorter. A launcher's calls never wait in
-     * the store (barriers poll), so one that takes longer means the serving node hangs or is cut
-     * off; the call then fails, as a lost store, instead of holding the launcher (and its watch on
-     * its own workers) for {@code --rdzv-timeout}.
+     * --heartbeat-timeout}, or {@code --rdzv-timeout} if shorter or if this is the only node. A
+     * launcher's calls never wait in the store (barriers poll), so one that takes longer means the
+     * serving node hangs or is cut off; the call then fails, as a lost store, instead of holding
+     * the launcher (and its watch on its own workers) for {@code --rdzv-timeout}.
      *
      * @param options the launch options
      * @return the bound
      */
     static Duration callTimeout(LaunchOptions options) {
+        if (options.nnodes() == 1) {
+            // no other node, and no heartbeat (nor a checked --heartbeat-timeout) to bound it by
+            return options.rdzvTimeout();
+        }
         Duration heartbeat = options.heartbeatTimeout();
         return heartbeat.compareTo(options.rdzvTimeout()) < 0 ? heartbeat : options.rdzvTimeout();
     }

@@ -25,10 +25,10 @@ import java.time.Duration;
  * themselves are on the {@link ProcessGroup} that {@link #getWorldGroup()} returns. Code that needs
  * several worlds in one JVM uses {@link ProcessGroups} instead.
  *
- * <p>Thread-safe. Only {@link #initProcessGroup} blocks (in the rendezvous), and no other method
- * waits for it: {@link #isInitialized()}, {@link #getWorldGroup()}, {@link #getRank()} and {@link
+ * <p>Thread-safe. No method waits for an {@link #initProcessGroup} in progress on another thread:
+ * {@link #isInitialized()}, {@link #getWorldGroup()}, {@link #getRank()} and {@link
  * #getWorldSize()} answer at once, and {@link #destroyProcessGroup()} (from a shutdown hook, say)
- * does not wait for an initialisation in progress on another thread.
+ * marks such an initialisation cancelled and returns.
  */
 public final class Distributed {
 
@@ -79,8 +79,9 @@ public final class Distributed {
     /**
      * Initialises the world from a builder (several backends, backend options, the debug level).
      * Blocks until every rank has joined, holding no lock: the other methods answer meanwhile. A
-     * {@link #destroyProcessGroup()} meanwhile cancels it: the group, once built, is closed and
-     * this throws, so that no world outlives a destroy.
+     * {@link #destroyProcessGroup()} meanwhile marks it cancelled: the rendezvous still runs to its
+     * end (or its timeout), then the group it built is closed and this throws, so that no world
+     * outlives a destroy.
      *
      * @param builder the world's settings
      * @return the world group
@@ -251,8 +252,9 @@ public final class Distributed {
     /**
      * Destroys the world and every group created from it; does nothing if none is initialised.
      * Blocks while the world closes, but never for an {@link #initProcessGroup} in progress on
-     * another thread: that one is cancelled (it closes its group once built, and throws), so a
-     * shutdown hook can call this while the main thread waits in the rendezvous.
+     * another thread: that one is marked cancelled (once its rendezvous ends, it closes the group
+     * it built and throws), so a shutdown hook can call this while the main thread waits in the
+     * rendezvous.
      */
     public static void destroyProcessGroup() {
         ProcessGroup closing;

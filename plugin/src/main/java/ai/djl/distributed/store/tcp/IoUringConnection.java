@@ -135,7 +135,8 @@ final class IoUringConnection implements IoUringIoHandle {
     // counted when queued, under the state's lock for a STOP_WAITING
     private final AtomicInteger queuedReplies = new AtomicInteger();
     private boolean paused; // a hand-over waits for the queued replies
-    private boolean held; // the requests after a CANCEL_WAIT wait for its queued reply
+    private boolean
+            awaitingCancelReply; // the requests after a CANCEL_WAIT wait for its queued reply
     private boolean handingBack;
     private boolean closing;
     private Waiter waiter;
@@ -309,7 +310,7 @@ final class IoUringConnection implements IoUringIoHandle {
         }
         if (handingBack) {
             finishHandingBack();
-        } else if (!receiving && !paused && !held) {
+        } else if (!receiving && !paused && !awaitingCancelReply) {
             serve(); // the replies had filled up: serve what was held back
         }
     }
@@ -317,7 +318,7 @@ final class IoUringConnection implements IoUringIoHandle {
     // Serves the whole requests in the read buffer, then reads again; or hands the connection back.
     private void serve() {
         while (in.isReadable()) {
-            if (held) {
+            if (awaitingCancelReply) {
                 flush(); // what came before the CANCEL_WAIT; the rest once its reply is written
                 return;
             }
@@ -403,7 +404,8 @@ final class IoUringConnection implements IoUringIoHandle {
             case CANCEL_WAIT:
                 in.readerIndex(at + OPCODE);
                 cancelWait();
-                held = true; // the replies after it follow its reply, as on PyTorch's server
+                awaitingCancelReply =
+                        true; // the replies after it follow its reply, as on PyTorch's server
                 return SERVED;
             default:
                 break;
@@ -531,8 +533,8 @@ final class IoUringConnection implements IoUringIoHandle {
         if (paused) {
             paused = false;
             handBackSoon();
-        } else if (held) {
-            held = false;
+        } else if (awaitingCancelReply) {
+            awaitingCancelReply = false;
             if (!receiving) { // else the read in flight serves on when it completes
                 serve(); // the requests that came after the CANCEL_WAIT, then the next read
             }

@@ -50,7 +50,8 @@ public final class StoreProtocol {
 
     /**
      * Default bound on the memory partly received requests hold across all of a server's
-     * connections: four requests of {@link #DEFAULT_MAX_REQUEST_BYTES} arriving at once.
+     * connections: two requests of {@link #DEFAULT_MAX_REQUEST_BYTES} arriving in parts at once
+     * (the last growth of a value's array holds about twice its size).
      */
     public static final long DEFAULT_MAX_PARTIAL_REQUEST_BYTES = 4L * DEFAULT_MAX_REQUEST_BYTES;
 

@@ -24,9 +24,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.List;
-import java.util.Queue;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Serves one client connection (whose decoder has checked the VALIDATE handshake): applies each
@@ -49,19 +51,30 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
      */
     static final int MAX_GATHERED = 64 * 1024;
 
+    // how often a MULTI_GET or LIST waiting for the reply budget tries again
+    private static final long BUDGET_RETRY_MILLIS = 10;
+
     private final StoreState state;
-    private final Queue<StoreRequest> backlog = new ArrayDeque<>();
+    // the requests held back, in order; a request waiting for the reply budget goes back first
+    private final Deque<StoreRequest> backlog = new ArrayDeque<>();
     private final long maxReplyBytes; // the request limit: bounds every reply and stored value
     private final MemoryBudget replyBudget; // the server's, for MULTI_GET and LIST replies unsent
+    private final long budgetWaitNanos; // how long a reply may wait for that budget to free
     private Waiter waiter;
     private ByteBuf replies; // the replies of this read burst not yet handed to the pipeline
     // a CANCEL_WAIT's reply is queued on the loop: the requests after it wait in the backlog
-    private boolean cancelling;
+    private boolean cancelReplyQueued;
+    // the request at the backlog's head waits for the reply budget: since when (else -1), and
+    // whether its next try is scheduled
+    private long budgetWaitSince = -1;
+    private boolean budgetRetryScheduled;
 
-    StoreServerHandler(StoreState state, long maxReplyBytes, MemoryBudget replyBudget) {
+    StoreServerHandler(
+            StoreState state, long maxReplyBytes, MemoryBudget replyBudget, Duration budgetWait) {
         this.state = state;
         this.maxReplyBytes = maxReplyBytes;
         this.replyBudget = replyBudget;
+        this.budgetWaitNanos = budgetWait.toNanos();
     }
 
     /** {@inheritDoc} */
@@ -88,14 +101,15 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
     // Serves the requests held back, in order, while nothing holds them; then reads on.
     private void serveBacklog(ChannelHandlerContext ctx) {
         while (ctx.channel().isWritable()
-                && !cancelling
+                && !cancelReplyQueued
+                && !budgetRetryScheduled
                 && !backlog.isEmpty()
                 && ctx.channel().isActive()) {
             handle(ctx, backlog.poll());
             handOver(ctx);
             ctx.flush();
         }
-        if (backlog.isEmpty() && !cancelling && ctx.channel().isWritable()) {
+        if (backlog.isEmpty() && !cancelReplyQueued && ctx.channel().isWritable()) {
             ctx.channel().config().setAutoRead(true);
         }
     }
@@ -143,7 +157,9 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
                 state.append(req.key(), req.value(), maxReplyBytes);
                 return;
             case MULTI_GET:
-                multiGet(ctx, req.keys());
+                if (!multiGet(ctx, req.keys())) {
+                    awaitReplyBudget(ctx, req);
+                }
                 return;
             case MULTI_SET:
                 state.multiSet(req.keys(), req.values());
@@ -164,7 +180,9 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
                 reply(ctx, 8).writeLongLE(state.queueLength(req.key()));
                 return;
             case LIST:
-                list(ctx);
+                if (!list(ctx)) {
+                    awaitReplyBudget(ctx, req);
+                }
                 return;
             default:
                 throw new AssertionError(req.opcode());
@@ -215,7 +233,7 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
         if (replies != null && replies.writerIndex() >= MAX_GATHERED) {
             handOver(ctx); // now counted by the channel's watermark
         }
-        return !cancelling && backlog.isEmpty() && ctx.channel().isWritable();
+        return !cancelReplyQueued && backlog.isEmpty() && ctx.channel().isWritable();
     }
 
     /** Closes the connection after a request the store refused, with the reason logged. */
@@ -232,19 +250,19 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
         // client reads STOP_WAITING first, as PyTorch's client expects. The requests after it wait
         // for it, so that their replies follow it, as they follow it on PyTorch's server.
         ByteBuf reply = ctx.alloc().ioBuffer(1).writeByte(StoreProtocol.WAIT_CANCELED);
-        cancelling = true;
+        cancelReplyQueued = true;
         ctx.channel()
                 .eventLoop()
                 .execute(
                         () -> {
                             ctx.writeAndFlush(reply);
-                            cancelling = false;
+                            cancelReplyQueued = false;
                             serveBacklog(ctx);
                         });
     }
 
     // One key named many times could otherwise make one reply of many gigabytes.
-    private void multiGet(ChannelHandlerContext ctx, List<String> keys) {
+    private boolean multiGet(ChannelHandlerContext ctx, List<String> keys) {
         List<byte[]> values = state.multiGet(keys);
         long size = 0;
         for (byte[] v : values) {
@@ -255,7 +273,9 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
                     "MULTI_GET reply of " + size + " bytes exceeds the limit of " + maxReplyBytes);
         }
         handOver(ctx); // the replies before it are not part of its claim
-        claimReply("MULTI_GET", size);
+        if (!claimReply(size)) {
+            return false;
+        }
         try {
             for (byte[] v : values) {
                 bytes(ctx, v == null ? EMPTY : v);
@@ -267,23 +287,50 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
         ByteBuf last = replies != null ? replies : Unpooled.EMPTY_BUFFER;
         replies = null;
         writeClaimed(ctx, last, size);
+        return true;
     }
 
     // A request of a few bytes per key can ask for a reply of many more (one key named 100,000
     // times): the replies built for clients that have not read them are bounded together.
-    private void claimReply(String what, long size) {
+    private boolean claimReply(long size) {
         if (!replyBudget.tryClaim(size)) {
-            throw new StoreException(
-                    what
-                            + " reply of "
-                            + size
-                            + " bytes would take the replies waiting to be sent past the server's"
-                            + " budget of "
-                            + replyBudget.limit()
-                            + " bytes ("
-                            + replyBudget.held()
-                            + " held)");
+            return false;
         }
+        budgetWaitSince = -1;
+        return true;
+    }
+
+    // The budget is held by replies others have not read yet: this request waits at the head of
+    // the backlog, its connection unread, and tries again shortly, rather than its connection
+    // being closed for what other clients hold. Past the read timeout, it is closed after all.
+    private void awaitReplyBudget(ChannelHandlerContext ctx, StoreRequest req) {
+        long now = System.nanoTime();
+        if (budgetWaitSince < 0) {
+            budgetWaitSince = now;
+        } else if (now - budgetWaitSince >= budgetWaitNanos) {
+            throw new StoreException(
+                    req.opcode()
+                            + " reply waited "
+                            + TimeUnit.NANOSECONDS.toMillis(now - budgetWaitSince)
+                            + " ms for the server's reply budget of "
+                            + replyBudget.limit()
+                            + " bytes, held by replies other clients have not read ("
+                            + replyBudget.held()
+                            + " bytes; read timeout "
+                            + TimeUnit.NANOSECONDS.toMillis(budgetWaitNanos)
+                            + " ms)");
+        }
+        backlog.addFirst(req);
+        ctx.channel().config().setAutoRead(false);
+        budgetRetryScheduled = true;
+        ctx.executor()
+                .schedule(
+                        () -> {
+                            budgetRetryScheduled = false;
+                            serveBacklog(ctx);
+                        },
+                        BUDGET_RETRY_MILLIS,
+                        TimeUnit.MILLISECONDS);
     }
 
     // Writes a claimed reply's last part with a promise that gives the claim back once it is sent
@@ -304,7 +351,7 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
     }
 
     // Every key of the store, in one reply: bounded like any other.
-    private void list(ChannelHandlerContext ctx) {
+    private boolean list(ChannelHandlerContext ctx) {
         List<String> keys = state.list();
         long size = 8;
         for (String key : keys) {
@@ -315,7 +362,9 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
                     "LIST reply of " + size + " bytes exceeds the limit of " + maxReplyBytes);
         }
         handOver(ctx);
-        claimReply("LIST", size);
+        if (!claimReply(size)) {
+            return false;
+        }
         ByteBuf out;
         try {
             out = ctx.alloc().ioBuffer((int) size);
@@ -329,6 +378,7 @@ final class StoreServerHandler extends ChannelInboundHandlerAdapter {
             out.writeCharSequence(key, StandardCharsets.ISO_8859_1);
         }
         writeClaimed(ctx, out, size);
+        return true;
     }
 
     // Stored values are never mutated, so large ones are sent without a copy.

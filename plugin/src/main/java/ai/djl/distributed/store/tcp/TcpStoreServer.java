@@ -98,8 +98,8 @@ public final class TcpStoreServer implements AutoCloseable {
     private volatile boolean closed;
 
     private TcpStoreServer(Builder builder) {
-        budget = new MemoryBudget(builder.maxPartialRequestBytes);
-        replyBudget = new MemoryBudget(builder.maxQueuedReplyBytes);
+        budget = new MemoryBudget(builder.partialRequestBudget());
+        replyBudget = new MemoryBudget(builder.queuedReplyBudget());
         // A thread of its own accepts: at a rendezvous of thousands, accepting on the loop that
         // also serves them let the accept queue (somaxconn) overflow, and the kernel reset the
         // connections it could not queue; it also halved the time of 9,000 clients here.
@@ -238,7 +238,11 @@ public final class TcpStoreServer implements AutoCloseable {
                             decoder.markValidated();
                         }
                         StoreServerHandler server =
-                                new StoreServerHandler(keys, builder.maxRequestBytes, replies);
+                                new StoreServerHandler(
+                                        keys,
+                                        builder.maxRequestBytes,
+                                        replies,
+                                        builder.readTimeout);
                         ch.pipeline()
                                 .addLast(
                                         new InPlaceRequests(
@@ -403,6 +407,8 @@ public final class TcpStoreServer implements AutoCloseable {
     /** Configures and starts a {@link TcpStoreServer}. */
     public static final class Builder {
 
+        private static final long UNSET = Long.MIN_VALUE;
+
         private String host = "0.0.0.0";
         private int port;
         // half the cores, at most 4: the clients (often on the same host) need the rest
@@ -417,8 +423,9 @@ public final class TcpStoreServer implements AutoCloseable {
         private int maxKeyBytes = StoreProtocol.DEFAULT_MAX_KEY_BYTES;
         private long maxRequestBytes = StoreProtocol.DEFAULT_MAX_REQUEST_BYTES;
         private int maxKeys = StoreProtocol.DEFAULT_MAX_KEYS;
-        private long maxPartialRequestBytes = StoreProtocol.DEFAULT_MAX_PARTIAL_REQUEST_BYTES;
-        private long maxQueuedReplyBytes = StoreProtocol.DEFAULT_MAX_QUEUED_REPLY_BYTES;
+        // UNSET: the default, or what the request limit needs if that is more
+        private long maxPartialRequestBytes = UNSET;
+        private long maxQueuedReplyBytes = UNSET;
         private Duration readTimeout = StoreProtocol.DEFAULT_READ_TIMEOUT;
         private boolean direct = Boolean.parseBoolean(System.getProperty(DIRECT_PROPERTY, "true"));
 
@@ -555,7 +562,8 @@ public final class TcpStoreServer implements AutoCloseable {
         /**
          * Sets the most key and value bytes one request may carry; default 64 MiB. It also bounds
          * every reply (a MULTI_GET or LIST past it closes its connection, with a WARN) and every
-         * value (an APPEND past it too).
+         * value (an APPEND past it too). The two memory budgets, where not set, grow with it
+         * ({@link #optMaxPartialRequestBytes}, {@link #optMaxQueuedReplyBytes}).
          *
          * @param maxRequestBytes 1 to {@link TcpStoreServer#MAX_REQUEST_BYTES}
          * @return this builder
@@ -578,13 +586,14 @@ public final class TcpStoreServer implements AutoCloseable {
 
         /**
          * Sets the most memory that partly received requests may hold together, across all
-         * connections; default 256 MiB. A request that spans several reads holds its keys, its
-         * values (a value still arriving counts for its array, which grows with the bytes received,
-         * never for the length it announced) and the bytes of a field still arriving. A connection
-         * whose request would take the total past this budget is closed, with a WARN naming it, the
-         * bytes and the budget; the others are unaffected. A value's array grows by copying, and
-         * the copy holds the old array beside the new one, so a request of one value at the limit
-         * that arrives in parts needs about twice the limit while it does.
+         * connections; default 256 MiB, or twice the request limit plus 1 MiB if that is more. A
+         * request that spans several reads holds its keys, its values (a value still arriving
+         * counts for its array, which grows with the bytes received, never for the length it
+         * announced) and the bytes of a field still arriving. A connection whose request would take
+         * the total past this budget is closed, with a WARN naming it, the bytes and the budget;
+         * the others are unaffected. A value's array grows by copying, and the copy holds the old
+         * array beside the new one, so a request of one value at the limit that arrives in parts
+         * needs about twice the limit while it does.
          *
          * @param maxPartialRequestBytes at least twice the {@link #optMaxRequestBytes request
          *     limit}, plus 1 MiB for the read buffer and bookkeeping
@@ -597,11 +606,14 @@ public final class TcpStoreServer implements AutoCloseable {
 
         /**
          * Sets the most memory that MULTI_GET and LIST replies not yet sent may hold together,
-         * across all connections; default 256 MiB. Such a reply is built whole (its size bounded by
-         * the request limit), and a request of a few bytes per key can ask for much more than it
-         * sent: one key named 100,000 times. A connection whose reply would take the total past
-         * this budget is closed, with a WARN naming it, the bytes and the budget; the others are
-         * unaffected. A reply's claim is given back once it is sent or its connection ends.
+         * across all connections; default 256 MiB, or the request limit if that is more. Such a
+         * reply is built whole (its size bounded by the request limit), and a request of a few
+         * bytes per key can ask for much more than it sent: one key named 100,000 times. A reply's
+         * claim is given back once it is sent or its connection ends. A request whose reply would
+         * take the total past this budget waits, with the requests its connection sends after it,
+         * until replies are sent and free enough of it; one that waits past the {@link
+         * #optReadTimeout read timeout} closes its connection, with a WARN naming it, the bytes and
+         * the budget. Other requests do not wait for it.
          *
          * @param maxQueuedReplyBytes at least the {@link #optMaxRequestBytes request limit}, the
          *     largest reply
@@ -666,6 +678,22 @@ public final class TcpStoreServer implements AutoCloseable {
             return new TcpStoreServer(this);
         }
 
+        // The partial-request budget: as set, else the default or what the request limit needs.
+        long partialRequestBudget() {
+            return maxPartialRequestBytes != UNSET
+                    ? maxPartialRequestBytes
+                    : Math.max(
+                            StoreProtocol.DEFAULT_MAX_PARTIAL_REQUEST_BYTES,
+                            2 * maxRequestBytes + PARTIAL_REQUEST_SLACK);
+        }
+
+        // The reply budget: as set, else the default or the request limit if that is more.
+        long queuedReplyBudget() {
+            return maxQueuedReplyBytes != UNSET
+                    ? maxQueuedReplyBytes
+                    : Math.max(StoreProtocol.DEFAULT_MAX_QUEUED_REPLY_BYTES, maxRequestBytes);
+        }
+
         /**
          * Checks every setting but the address, for {@link TcpStore.Builder#build()}.
          *
@@ -687,18 +715,18 @@ public final class TcpStoreServer implements AutoCloseable {
             checkPositive("maxKeys", maxKeys);
             // Else the largest requests could not be received in parts: the last growth of a
             // value's array holds the old array and the new one while it copies.
-            if (maxPartialRequestBytes < 2 * maxRequestBytes + PARTIAL_REQUEST_SLACK) {
+            if (partialRequestBudget() < 2 * maxRequestBytes + PARTIAL_REQUEST_SLACK) {
                 throw new IllegalArgumentException(
                         "maxPartialRequestBytes: "
-                                + maxPartialRequestBytes
+                                + partialRequestBudget()
                                 + " (expected: at least twice maxRequestBytes plus 1 MiB, "
                                 + (2 * maxRequestBytes + PARTIAL_REQUEST_SLACK)
                                 + ")");
             }
-            if (maxQueuedReplyBytes < maxRequestBytes) { // else the largest could never be sent
+            if (queuedReplyBudget() < maxRequestBytes) { // else the largest could never be sent
                 throw new IllegalArgumentException(
                         "maxQueuedReplyBytes: "
-                                + maxQueuedReplyBytes
+                                + queuedReplyBudget()
                                 + " (expected: at least maxRequestBytes, "
                                 + maxRequestBytes
                                 + ")");

@@ -39,7 +39,11 @@ class InPlaceRequestsTest {
                 new StoreRequestDecoder(
                         64, 1 << 20, 16, new MemoryBudget(1 << 20), Duration.ofSeconds(30));
         StoreServerHandler handler =
-                new StoreServerHandler(new StoreState(), 1 << 20, new MemoryBudget(1 << 20));
+                new StoreServerHandler(
+                        new StoreState(),
+                        1 << 20,
+                        new MemoryBudget(1 << 20),
+                        Duration.ofSeconds(30));
         EmbeddedChannel ch =
                 new EmbeddedChannel(
                         new InPlaceRequests(decoder, handler, 64, 1 << 20), decoder, handler);

@@ -347,77 +347,133 @@ class TcpStoreServerLimitsTest {
         }
     }
 
-    /**
-     * Clients that ask for large MULTI_GET replies and never read them: a request of 10 bytes per
-     * key asks for 264 bytes per key (one 256-byte value named 31,700 times, a reply of 8 MiB from
-     * a request of 317 KB). Together they hold at most the server's reply budget, 24 MiB; those
-     * past it are closed before any of their reply is built, a healthy client is served throughout,
-     * and the memory comes back when they go. (Replies of 8 MiB, since loopback's kernel buffers
-     * take a megabyte or so of each, and a reply they take whole is no longer held.)
-     */
-    @Test
-    void repliesNobodyReadsStayWithinTheReplyBudget() throws Exception {
-        int budget = 24 * MIB;
-        int readers = 8;
-        int names = 31_700;
-        try (TcpStoreServer server =
-                        TcpStoreServer.builder()
-                                .optHost("127.0.0.1")
-                                .optMaxRequestBytes(8 * MIB)
-                                .optMaxPartialRequestBytes(17 * MIB)
-                                .optMaxQueuedReplyBytes(budget)
-                                .optDirectConnections(false)
-                                .build();
-                RawClient setter = new RawClient(server.getPort());
-                HealthyClient healthy = new HealthyClient(server.getPort())) {
+    private static final int NAMES = 31_700; // one 256-byte value named so often: 8 MiB of reply
+
+    // A server whose request limit allows a MULTI_GET reply of 8 MiB, holding that 256-byte value.
+    private static TcpStoreServer replyServer(long replyBudget, Duration readTimeout)
+            throws IOException {
+        TcpStoreServer server =
+                TcpStoreServer.builder()
+                        .optHost("127.0.0.1")
+                        .optMaxRequestBytes(8 * MIB)
+                        .optMaxQueuedReplyBytes(replyBudget)
+                        .optReadTimeout(readTimeout)
+                        .optDirectConnections(false)
+                        .build();
+        try (RawClient setter = new RawClient(server.getPort())) {
             setter.validate().u8(1).str("/v").raw(new Wire().bytes(new byte[256]).get());
             setter.u8(13).u32(7); // PING: the SET is applied
             assertEquals(7, setter.readU32());
-            Wire multiGet = new Wire().u8(0).u32(StoreProtocol.MAGIC).u8(10).i64(names);
-            for (int i = 0; i < names; ++i) {
-                multiGet.str("/v");
-            }
-            byte[] request = multiGet.get();
+        }
+        return server;
+    }
+
+    // VALIDATE, then a MULTI_GET naming /v NAMES times: 10 bytes per key asking for 264.
+    private static byte[] bigMultiGet() {
+        Wire multiGet = new Wire().u8(0).u32(StoreProtocol.MAGIC).u8(10).i64(NAMES);
+        for (int i = 0; i < NAMES; ++i) {
+            multiGet.str("/v");
+        }
+        return multiGet.get();
+    }
+
+    // A client that sends the request and never reads: its reply stays in the server (loopback's
+    // kernel buffers take a megabyte or so of it, and a reply they took whole would be sent).
+    private static Socket stalled(TcpStoreServer server, byte[] request) throws IOException {
+        Socket socket = new Socket();
+        socket.setReceiveBufferSize(4096);
+        socket.connect(new InetSocketAddress("127.0.0.1", server.getPort()), 10_000);
+        socket.setSoTimeout(10_000);
+        socket.getOutputStream().write(request);
+        return socket;
+    }
+
+    private static void closeSockets(List<Socket> sockets) throws IOException {
+        for (Socket socket : sockets) {
+            socket.close();
+        }
+    }
+
+    /**
+     * Clients that ask for 8 MiB MULTI_GET replies from requests of 317 KB and never read them hold
+     * at most the server's reply budget, 24 MiB, together: those past it wait, unanswered and open,
+     * their replies not built. A reading client that asks then waits too, and is answered in full
+     * once the others go; a client of small requests is served throughout; and the memory comes
+     * back.
+     */
+    @Test
+    void repliesNobodyReadsWaitForTheReplyBudget() throws Exception {
+        int budget = 24 * MIB;
+        long reply = NAMES * (8L + 256);
+        byte[] request = bigMultiGet();
+        try (TcpStoreServer server = replyServer(budget, Duration.ofMinutes(5));
+                HealthyClient healthy = new HealthyClient(server.getPort());
+                RawClient reader = new RawClient(server.getPort())) {
             List<Socket> sockets = new ArrayList<>();
             try {
-                for (int i = 0; i < readers; ++i) {
-                    Socket socket = new Socket();
-                    socket.setReceiveBufferSize(4096); // the reply stays in the server
-                    socket.connect(new InetSocketAddress("127.0.0.1", server.getPort()), 10_000);
-                    socket.setSoTimeout(10_000);
-                    socket.getOutputStream().write(request);
-                    sockets.add(socket);
+                for (int i = 0; i < 8; ++i) {
+                    sockets.add(stalled(server, request));
                 }
                 waitUntil(
                         () -> server.queuedReplyBytes() > 0,
                         Duration.ofSeconds(20),
                         "the replies are built");
-                int closed = 0;
+                Thread.sleep(500); // every request has been tried
+                int answered = 0;
                 for (Socket socket : sockets) {
-                    try {
-                        // a refused reader was closed before any reply; a served one gets bytes
-                        if (socket.getInputStream().read() == -1) {
-                            ++closed;
-                        }
-                    } catch (IOException e) { // reset
-                        ++closed;
-                    }
+                    answered += socket.getInputStream().available() > 0 ? 1 : 0;
                 }
-                long reply = names * (8L + 256);
                 assertTrue(
-                        closed >= readers - budget / reply && closed < readers,
-                        closed + " of " + readers + " readers closed");
+                        answered >= 1 && answered <= budget / reply,
+                        answered + " of 8 answered, budget " + budget + ", reply " + reply);
                 assertTrue(server.queuedReplyBytes() <= budget, server.queuedReplyBytes() + "");
+                reader.raw(request).flush();
+                Thread.sleep(200);
+                assertEquals(-1, reader.readWithin(300), "the reader was answered past the budget");
             } finally {
-                for (Socket socket : sockets) {
-                    socket.close();
-                }
+                closeSockets(sockets);
+            }
+            for (int i = 0; i < NAMES; ++i) {
+                assertEquals(256, reader.readI64());
+                assertArrayEquals(new byte[256], reader.readBytes(256));
             }
             waitUntil(
                     () -> server.queuedReplyBytes() == 0,
                     Duration.ofSeconds(20),
                     "unsent replies give their memory back, " + server.queuedReplyBytes());
             System.out.println("replies: " + healthy.finish());
+        }
+    }
+
+    /**
+     * A MULTI_GET that waits for the reply budget longer than the read timeout closes its
+     * connection, and only its own: the client holding the budget stays served.
+     */
+    @Test
+    void aReplyThatWaitsPastTheReadTimeoutClosesItsConnection() throws Exception {
+        byte[] request = bigMultiGet();
+        try (TcpStoreServer server = replyServer(8 * MIB, Duration.ofSeconds(2))) {
+            List<Socket> sockets = new ArrayList<>();
+            try {
+                sockets.add(stalled(server, request));
+                waitUntil(
+                        () -> server.queuedReplyBytes() > 0,
+                        Duration.ofSeconds(20),
+                        "the first reply is built");
+                Socket waiting = stalled(server, request);
+                sockets.add(waiting);
+                waiting.setSoTimeout(30_000);
+                boolean closed;
+                try {
+                    closed = waiting.getInputStream().read() == -1;
+                } catch (IOException e) { // reset
+                    closed = true;
+                }
+                assertTrue(closed, "a reply past the budget was sent");
+                assertTrue(sockets.get(0).getInputStream().available() > 0, "first reply");
+            } finally {
+                closeSockets(sockets);
+            }
         }
     }
 
@@ -466,6 +522,8 @@ class TcpStoreServerLimitsTest {
         assertEquals(
                 "maxQueuedReplyBytes: 8388607 (expected: at least maxRequestBytes, 8388608)",
                 e.getMessage());
+        // unset, both budgets grow with the request limit: 200 MiB needs 401 MiB of the first
+        TcpStoreServer.builder().optHost("127.0.0.1").optMaxRequestBytes(200 * MIB).build().close();
         // the same checks when a TcpStore starts the server
         TcpStore.Builder serving =
                 TcpStore.builder().setHost("127.0.0.1").setPort(0).optServer(true);
