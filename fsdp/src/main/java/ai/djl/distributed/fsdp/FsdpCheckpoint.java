@@ -255,9 +255,12 @@ public final class FsdpCheckpoint {
      * <p>The files name the optimizer's class, which must be the trainer's: Adam's moments are not
      * SGD's momentum, and an Adam restarted without its moments would still correct their bias as
      * for the saved step. Files of format version 1, which do not name it, load unchecked, but only
-     * with the trainer's optimizer's number of states. The optimizer's update counts are replaced
-     * as a whole (and a checkpoint without state arrays drops all of its state arrays), those of
-     * other trainers sharing the optimizer included.
+     * with the trainer's optimizer's number of states. Only this trainer's optimizer state changes
+     * (its ids: its state arrays and update counts, its arrays dropped by a checkpoint without
+     * any); other trainers sharing the optimizer keep theirs. The optimizer's number of updates is
+     * set to the saved one: DJL 0.35.1 keeps it for the whole optimizer, and Adam's bias correction
+     * and the learning-rate trackers of every trainer sharing it read it (each update raises it to
+     * at least the updated id's count).
      *
      * @param fsdp the trainer, sharded ({@code initialize} called) and between steps
      * @param dir the directory holding every rank's file of one save, of one world size
@@ -305,8 +308,11 @@ public final class FsdpCheckpoint {
         Optimizer optimizer = fsdp.optimizer();
         Map<String, Integer> counts = new LinkedHashMap<>();
         if (loaded.stream().allMatch(l -> l.states().length == 0)) {
-            // nothing of the optimizer's present state outlives the load
-            OptimizerState.clearStates(optimizer);
+            // Nothing of this trainer's present state outlives the load; the state of other
+            // trainers sharing the optimizer is theirs, under other ids.
+            List<String> ids = new ArrayList<>();
+            units.forEach(u -> ids.addAll(fsdp.optimizerIds(u)));
+            OptimizerState.remove(optimizer, ids);
         }
         try (NDManager m = fsdp.getManager().newSubManager()) {
             for (int i = 0; i < units.size(); i++) {
@@ -327,7 +333,8 @@ public final class FsdpCheckpoint {
                 }
             }
             // Plain SGD and Adam before its first step have no state arrays but do have update
-            // counts, which the learning-rate trackers read.
+            // counts, which the learning-rate trackers read. This trainer's ids only, but the
+            // optimizer's number of updates is every id's (OptimizerState.putCounts).
             if (!loaded.isEmpty()) {
                 OptimizerState.putCounts(optimizer, counts, loaded.get(0).counts()[1]);
             }

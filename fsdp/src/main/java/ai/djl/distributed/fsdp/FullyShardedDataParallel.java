@@ -93,7 +93,7 @@ import java.util.function.BiConsumer;
  * forward passes differ do not hang each other. fp32 parameters only; other types are refused. One
  * device per process. Not thread-safe, as DJL's trainer. Closing the trainer does not close the
  * process group. Trainers may share one optimizer (one {@code TrainingConfig}): each keys its state
- * by its own prefix.
+ * by its own prefix, and drops it from the optimizer when it closes.
  */
 public final class FullyShardedDataParallel extends Trainer {
 
@@ -461,9 +461,16 @@ public final class FullyShardedDataParallel extends Trainer {
      * the shards, their gradients and the pooled buffers. Each sharded parameter is first given a
      * copy of this rank's part of it, owned by the model's manager (the whole parameter, in its
      * shape, where the shard group has one rank), so that the model stays usable; see the class
-     * description. No collective: it runs on failure paths too, whatever the other ranks do. Does
-     * not close the process group or the optimizer, whose state for this trainer's shards stays in
-     * it. Idempotent.
+     * description. Then this trainer's optimizer state (its ids' state arrays, such as Adam's
+     * moments or SGD's momentum, and their update counts) is closed and dropped from the optimizer,
+     * even when closing failed: DJL's optimizers detach their state arrays from every manager, so
+     * nothing else frees them, and an optimizer outliving the trainer (one {@code TrainingConfig}
+     * for several models) would grow by each trainer's state. Other trainers' state stays, and so
+     * does the optimizer's number of updates, which DJL 0.35.1 keeps for the whole optimizer (the
+     * next trainer's Adam bias correction and learning-rate trackers go on from it, as under plain
+     * DJL trainers). No collective: it runs on failure paths too, whatever the other ranks do. Does
+     * not close the process group or the optimizer. Idempotent; a failure dropping the optimizer
+     * state never hides an earlier one (it is suppressed in it).
      */
     @Override
     public void close() {
@@ -471,6 +478,7 @@ public final class FullyShardedDataParallel extends Trainer {
             return;
         }
         closed = true;
+        Throwable failure = null;
         try {
             try {
                 if (staged != null) {
@@ -488,8 +496,39 @@ public final class FullyShardedDataParallel extends Trainer {
                     pool.close();
                 }
             }
+        } catch (RuntimeException | Error e) {
+            failure = e;
+            throw e;
         } finally {
-            super.close();
+            try {
+                dropOptimizerState(failure);
+            } finally {
+                super.close();
+            }
+        }
+    }
+
+    /**
+     * Closes and drops this trainer's state in the optimizer, which outlives the trainer (shared,
+     * or reused by the next trainer of its config); the parameters hold their copies by now, and
+     * nothing reads the state again. A failure here is suppressed in {@code failure}, close's own,
+     * when there is one, so as not to hide it; else thrown.
+     */
+    private void dropOptimizerState(Throwable failure) {
+        if (units == null) {
+            return;
+        }
+        try {
+            List<String> ids = new ArrayList<>();
+            for (FlatUnit u : units) {
+                ids.addAll(optimizerIds(u));
+            }
+            OptimizerState.remove(optimizer, ids);
+        } catch (RuntimeException e) {
+            if (failure == null) {
+                throw e;
+            }
+            failure.addSuppressed(e);
         }
     }
 

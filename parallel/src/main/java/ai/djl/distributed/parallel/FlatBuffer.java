@@ -36,7 +36,8 @@ import java.util.List;
  * other device they are NDArray operations (sliced writes), which need no host memory. The flat
  * array's device decides, once.
  *
- * <p>Owns the flat array and its views (a sub-manager of the manager given): {@link #close()} frees
+ * <p>Owns the flat array and its views (a sub-manager of the manager given), and from the first
+ * {@link #zero} without memory copies a 0-d zero (in the manager given): {@link #close()} frees
  * them. Arrays passed in stay owned by their callers. Not thread-safe: one thread packs, reduces
  * and unpacks; a collective running on {@link #getArray()} must end before the next pack.
  */
@@ -52,7 +53,7 @@ public final class FlatBuffer implements AutoCloseable {
     private final long[] lengths;
     private final ByteBuffer memory;
     private final NDArray[] views;
-    private final NDArray zero; // the value zero() writes without memory copies; else null
+    private NDArray zero; // what zero() writes without memory copies, once it has been called
 
     /**
      * Allocates a zeroed flat buffer on the manager's device.
@@ -138,9 +139,6 @@ public final class FlatBuffer implements AutoCloseable {
         try {
             array = existing != null ? existing : owner.zeros(new Shape(n), type);
             memory = copyMemory ? NdRegion.view(array, name) : null;
-            // An array value, made once: a number would make DJL create a scalar array in the
-            // buffer's manager on every zero(), freed only with the buffer.
-            zero = copyMemory ? null : owner.zeros(new Shape(), type);
             views = slots(array);
             if (existing != null) {
                 for (NDArray v : views) {
@@ -264,6 +262,15 @@ public final class FlatBuffer implements AutoCloseable {
      */
     public void zero(int i) {
         if (memory == null) {
+            if (zero == null) {
+                // An array value, made once: a number would make DJL create a scalar array in the
+                // buffer's manager on every zero(), freed only with the buffer. Made on the first
+                // zero(), not with the buffer: many buffers (FSDP's gathers, one per unit per
+                // pass) never zero. In the manager given, not the buffer's own, which then holds
+                // what the buffer was built with only; close() closes it, and so does closing that
+                // manager, as owners of buffers that are never closed one by one do.
+                zero = owner.getParentManager().zeros(new Shape(), array.getDataType());
+            }
             array.set(slot(i), zero);
             return;
         }
@@ -354,10 +361,17 @@ public final class FlatBuffer implements AutoCloseable {
         }
     }
 
-    /** Frees the flat array (unless it was given) and its views. Idempotent. */
+    /** Frees the flat array (unless it was given), its views and the zero it made. Idempotent. */
     @Override
     public void close() {
-        owner.close();
+        try {
+            if (zero != null) {
+                zero.close();
+                zero = null;
+            }
+        } finally {
+            owner.close();
+        }
     }
 
     private void checkCount(List<NDArray> arrays) {

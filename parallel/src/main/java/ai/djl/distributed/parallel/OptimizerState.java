@@ -26,6 +26,7 @@ import java.lang.reflect.Modifier;
 import java.lang.reflect.ParameterizedType;
 import java.lang.reflect.Type;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -38,7 +39,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * numUpdate}, {@code updateCounts}) and, in each optimizer, maps from parameter id to per-device
  * arrays (Adam's {@code means} and {@code variances}, SGD's {@code momentumStates}, ...). They are
  * read and written here by reflection, keyed by parameter name since ids are random per process.
- * DDP's checkpoints use it; FSDP's sharded optimizer state will.
+ * DDP's checkpoints use it, and FSDP's sharded checkpoints and trainer, which act on their own ids
+ * only ({@link #putCounts}, {@link #remove}) since trainers may share one optimizer.
  *
  * <p>Stateless. Not safe while the optimizer updates on another thread: call it between steps, on
  * the training thread. Nothing blocks beyond the stream's I/O.
@@ -225,6 +227,8 @@ public final class OptimizerState {
          * optimizer then owns this state's arrays (detached from their manager). Call it once.
          */
         public void apply() {
+            // A DDP checkpoint holds the whole optimizer's state: no count of another id survives.
+            counts(optimizer).clear();
             putCounts(optimizer, counts, numUpdate);
             for (Map.Entry<Field, Map<String, NDArray>> e : states.entrySet()) {
                 Map<String, Map<Device, NDArray>> state = stateMap(e.getKey(), optimizer);
@@ -330,37 +334,58 @@ public final class OptimizerState {
     }
 
     /**
-     * Replaces every update count of an optimizer, and its number of updates, leaving its state
-     * arrays as they are: what a checkpoint restores besides the arrays (learning-rate trackers
-     * read the counts, and plain SGD has nothing else).
+     * Sets the update counts of some parameter ids, and the optimizer's number of updates, leaving
+     * the other ids' counts and every state array as they are: what a checkpoint restores besides
+     * the arrays (learning-rate trackers read the counts, and plain SGD has nothing else).
+     *
+     * <p>DJL 0.35.1 keeps one count per id but hands its update the optimizer's number of updates,
+     * raised to at least the id's count ({@code Optimizer.updateCount}): that one number, which
+     * Adam's bias correction and the learning-rate trackers read, belongs to every id of the
+     * optimizer, so setting it here sets it for whoever else updates through the optimizer too.
      *
      * @param optimizer the optimizer
-     * @param counts each parameter id's number of updates; the optimizer's counts become these
+     * @param counts the number of updates of each id set; ids not in it keep theirs
      * @param numUpdate the optimizer's number of updates
      * @throws IllegalStateException if DJL's optimizer internals cannot be reached
      */
     public static void putCounts(Optimizer optimizer, Map<String, Integer> counts, int numUpdate) {
-        Map<String, Integer> current = counts(optimizer);
-        current.clear();
-        current.putAll(counts);
+        counts(optimizer).putAll(counts);
         set(field(Optimizer.class, "numUpdate"), optimizer, numUpdate);
     }
 
     /**
-     * Drops every state array of an optimizer, closing them: restoring a checkpoint that holds none
-     * (plain SGD, or an optimizer saved before its first update) leaves no stale state behind.
+     * Drops the state of some parameter ids: closes every state array of theirs (every device's)
+     * and forgets them and the ids' update counts, so that the optimizer holds nothing of theirs.
+     * What an owner of ids calls once it is done with them: DJL's optimizers detach their state
+     * arrays from every manager ({@code Optimizer.withDefaultState}, as {@link #put} does), so
+     * closing the manager of the arrays updated frees none of it.
+     *
+     * <p>The optimizer's number of updates stays as it is: it is the whole optimizer's, not an id's
+     * (see {@link #putCounts}). An optimizer of a class this class does not know is handled as
+     * elsewhere: its fields of type {@code Map<String, Map<Device, NDArray>>} are its state; state
+     * it keeps otherwise is not reached. Other ids' state is left as it is.
      *
      * @param optimizer the optimizer
-     * @throws IllegalStateException if DJL's optimizer internals cannot be reached
+     * @param parameterIds the ids whose state goes; ids without state are skipped
+     * @throws IllegalStateException if DJL's optimizer internals cannot be reached; the state of
+     *     the ids is then left as it was
      */
-    public static void clearStates(Optimizer optimizer) {
+    public static void remove(Optimizer optimizer, Collection<String> parameterIds) {
+        // Every field reached before anything changes: a failure leaves the state whole.
+        Map<String, Integer> counts = counts(optimizer);
+        List<Map<String, Map<Device, NDArray>>> states = new ArrayList<>();
         for (Field f : stateFields(optimizer.getClass())) {
-            Map<String, Map<Device, NDArray>> state = stateMap(f, optimizer);
-            // State arrays belong to no manager: closed here, or never freed.
-            for (Map<Device, NDArray> perDevice : state.values()) {
-                perDevice.values().forEach(NDArray::close);
+            states.add(stateMap(f, optimizer));
+        }
+        for (String id : parameterIds) {
+            for (Map<String, Map<Device, NDArray>> state : states) {
+                // State arrays belong to no manager: closed here, or never freed.
+                Map<Device, NDArray> perDevice = state.remove(id);
+                if (perDevice != null) {
+                    perDevice.values().forEach(NDArray::close);
+                }
             }
-            state.clear();
+            counts.remove(id);
         }
     }
 

@@ -136,6 +136,9 @@ class FlatBufferTest {
             b.pack(xs);
             BaseNDManager owner = (BaseNDManager) b.getArray().getManager();
             int before = owner.getManagedArrays().size();
+            // A buffer that has not zeroed holds its flat array and views only, as FSDP's gather
+            // buffers, made per unit per pass, never zero.
+            assertEquals(1 + SHAPES.size(), before, "arrays of a buffer that never zeroed");
             for (int k = 0; k < 500; k++) {
                 b.zero(0);
                 b.zero(3);

@@ -15,7 +15,9 @@ package ai.djl.distributed.parallel;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.djl.Device;
 import ai.djl.ndarray.NDArray;
@@ -24,6 +26,9 @@ import ai.djl.training.optimizer.Optimizer;
 import ai.djl.training.tracker.Tracker;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -31,12 +36,18 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+import java.util.stream.Stream;
 
 /**
  * Reading an optimizer's state checks each array's length before trusting it: a corrupt length
  * fails with an {@link IOException} naming the state, the parameter and the length, and never
- * allocates what the length asks for.
+ * allocates what the length asks for. Removing some ids' state closes their arrays and forgets
+ * their counts, in every optimizer of DJL and one it does not know, leaving the other ids' alone.
  */
 class OptimizerStateTest {
 
@@ -82,6 +93,71 @@ class OptimizerStateTest {
                             + c.left
                             + " bytes left)",
                     e.getMessage());
+        }
+    }
+
+    static Stream<Arguments> optimizers() {
+        Supplier<Optimizer> momentum =
+                () ->
+                        Optimizer.sgd()
+                                .setLearningRateTracker(Tracker.fixed(0.1f))
+                                .optMomentum(0.9f)
+                                .build();
+        Supplier<Optimizer> nag =
+                () ->
+                        Optimizer.nag()
+                                .setLearningRateTracker(Tracker.fixed(0.1f))
+                                .setMomentum(0.9f)
+                                .build();
+        Supplier<Optimizer> adam =
+                () -> Optimizer.adam().optLearningRateTracker(Tracker.fixed(0.1f)).build();
+        Supplier<Optimizer> adamW = () -> Optimizer.adamW().build();
+        Supplier<Optimizer> rmsProp = () -> Optimizer.rmsprop().optCentered(true).build();
+        Supplier<Optimizer> adagrad = () -> Optimizer.adagrad().build();
+        Supplier<Optimizer> adadelta = () -> Optimizer.adadelta().build();
+        return Stream.of(
+                Arguments.of("Sgd with momentum", 1, momentum),
+                Arguments.of("Nag", 1, nag),
+                Arguments.of("Adam", 2, adam),
+                Arguments.of("AdamW", 2, adamW),
+                Arguments.of("RmsProp, centered", 3, rmsProp),
+                Arguments.of("Adagrad", 1, adagrad),
+                Arguments.of("Adadelta", 2, adadelta),
+                Arguments.of("unknown", 1, (Supplier<Optimizer>) Unknown::new));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("optimizers")
+    void removingIdsClosesTheirStateAndLeavesTheRest(
+            String name, int states, Supplier<Optimizer> optimizer) {
+        try (NDManager m = NDManager.newBaseManager(Device.cpu())) {
+            Optimizer opt = optimizer.get();
+            // Set rather than updated: PyTorch's engine runs neither Nag, RmsProp, Adagrad nor
+            // Adadelta, whose state maps are reached all the same.
+            for (String id : List.of("gone", "kept")) {
+                List<NDArray> arrays = new ArrayList<>();
+                for (int k = 0; k < states; k++) {
+                    arrays.add(m.create(new float[] {1, 2, 3}));
+                }
+                OptimizerState.put(opt, id, arrays, new int[] {2, 2}, Device.cpu());
+            }
+            List<NDArray> gone = OptimizerState.arrays(opt, "gone");
+            List<NDArray> kept = OptimizerState.arrays(opt, "kept");
+            assertEquals(states, gone.size(), "state arrays before");
+
+            OptimizerState.remove(opt, List.of("gone", "never updated"));
+
+            assertTrue(OptimizerState.arrays(opt, "gone").isEmpty(), "state arrays of gone");
+            for (NDArray a : gone) {
+                assertTrue(a.isReleased(), "a removed state array");
+            }
+            // The optimizer's number of updates is every id's: it stays.
+            assertArrayEquals(new int[] {0, 2}, OptimizerState.counts(opt, "gone"));
+            assertEquals(kept, OptimizerState.arrays(opt, "kept"));
+            for (NDArray a : kept) {
+                assertFalse(a.isReleased(), "a kept state array");
+            }
+            assertArrayEquals(new int[] {2, 2}, OptimizerState.counts(opt, "kept"));
         }
     }
 
@@ -135,5 +211,38 @@ class OptimizerStateTest {
         byte[] corrupted = saved.clone();
         ByteBuffer.wrap(corrupted).putInt(at, length);
         return new Corrupted(corrupted, field, saved.length - at - 4);
+    }
+
+    /**
+     * An optimizer DJL does not ship: its state, momentum kept in a state map as DJL's own
+     * optimizers keep theirs, is found by the field's type.
+     */
+    private static final class Unknown extends Optimizer {
+
+        private final Map<String, Map<Device, NDArray>> velocity = new ConcurrentHashMap<>();
+
+        Unknown() {
+            super(new Builder());
+        }
+
+        /** {@inheritDoc} */
+        @Override
+        public void update(String parameterId, NDArray weight, NDArray grad) {
+            updateCount(parameterId);
+            NDArray v =
+                    withDefaultState(
+                            velocity, parameterId, weight.getDevice(), k -> grad.zerosLike());
+            v.muli(0.9f).addi(grad);
+            weight.subi(v.mul(0.1f));
+        }
+
+        private static final class Builder extends OptimizerBuilder<Builder> {
+
+            /** {@inheritDoc} */
+            @Override
+            protected Builder self() {
+                return this;
+            }
+        }
     }
 }
