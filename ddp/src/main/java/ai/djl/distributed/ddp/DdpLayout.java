@@ -14,22 +14,20 @@
 package ai.djl.distributed.ddp;
 
 import ai.djl.distributed.parallel.ModelSync;
+import ai.djl.distributed.parallel.Trainability;
 import ai.djl.distributed.pg.ProcessGroup;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.types.DataType;
 import ai.djl.ndarray.types.Shape;
 import ai.djl.nn.Block;
 import ai.djl.nn.Parameter;
-import ai.djl.util.Pair;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.function.Function;
 
 /**
@@ -47,21 +45,19 @@ final class DdpLayout {
     private final Parameter[] buffers;
     private final Parameter[] frozen;
     private final List<String> names;
-    private final String[] bufferNames;
-    private final String[] frozenNames;
+    private final Trainability trainability; // what trained as the buckets were laid out
     private final Function<Parameter, NDArray> value;
     private boolean warnedUnused;
 
     private DdpLayout(
             ModelSync.Layout layout,
-            Map<Parameter, String> fullNames,
+            Trainability trainability,
             Function<Parameter, NDArray> value) {
         this.params = layout.grads();
         this.buffers = layout.buffers();
         this.frozen = layout.frozen();
         this.names = layout.gradNames();
-        this.bufferNames = namesOf(buffers, fullNames);
-        this.frozenNames = namesOf(frozen, fullNames);
+        this.trainability = trainability;
         this.value = value;
     }
 
@@ -83,12 +79,7 @@ final class DdpLayout {
             DdpOptions options) {
         ModelSync.Layout layout = ModelSync.layout(block.getParameters(), value);
         ModelSync.verifyAcrossRanks(group, layout.signature() + options.signature());
-        Map<Parameter, String> fullNames = new IdentityHashMap<>();
-        for (Pair<String, Parameter> pair : block.getParameters()) {
-            // the name of its first use, as the layout's gradient names are
-            fullNames.putIfAbsent(pair.getValue(), pair.getKey());
-        }
-        DdpLayout l = new DdpLayout(layout, fullNames, value);
+        DdpLayout l = new DdpLayout(layout, Trainability.of(block.getParameters()), value);
         ModelSync.broadcast(group, l.values(l.params, l.buffers, l.frozen));
         return l;
     }
@@ -149,40 +140,17 @@ final class DdpLayout {
      * @throws IllegalStateException naming the first parameter frozen or unfrozen since
      */
     void checkTrainableUnchanged() {
-        for (int i = 0; i < params.length; i++) {
-            if (!params[i].requiresGradient()) {
-                throw new IllegalStateException(
+        trainability.check(
+                (name, frozen) ->
                         "parameter "
-                                + names.get(i)
-                                + " was frozen after DDP laid out its buckets (expected: freeze"
-                                + " parameters before trainer.initialize or the first step)");
-            }
-        }
-        checkStillUntrained(buffers, bufferNames);
-        checkStillUntrained(frozen, frozenNames);
-    }
-
-    private static void checkStillUntrained(Parameter[] untrained, String[] fullNames) {
-        for (int i = 0; i < untrained.length; i++) {
-            Parameter p = untrained[i];
-            if (p.requiresGradient() && !ModelSync.isRunningStatistic(p.getType())) {
-                throw new IllegalStateException(
-                        "parameter "
-                                + fullNames[i]
-                                + " was unfrozen after DDP laid out its buckets (expected:"
-                                + " unfreeze parameters before trainer.initialize or the first"
-                                + " step)");
-            }
-        }
-    }
-
-    /** Returns each parameter's name in the block (its first use's), in order. */
-    private static String[] namesOf(Parameter[] ps, Map<Parameter, String> fullNames) {
-        String[] out = new String[ps.length];
-        for (int i = 0; i < ps.length; i++) {
-            out[i] = fullNames.get(ps[i]);
-        }
-        return out;
+                                + name
+                                + (frozen
+                                        ? " was frozen after DDP laid out its buckets (expected:"
+                                                + " freeze parameters before trainer.initialize"
+                                                + " or the first step)"
+                                        : " was unfrozen after DDP laid out its buckets"
+                                                + " (expected: unfreeze parameters before"
+                                                + " trainer.initialize or the first step)"));
     }
 
     /**

@@ -22,6 +22,7 @@ import ai.djl.distributed.parallel.DistributedSampler;
 import ai.djl.distributed.parallel.ModelSync;
 import ai.djl.distributed.parallel.OptimizerState;
 import ai.djl.distributed.parallel.RankAverages;
+import ai.djl.distributed.parallel.Trainability;
 import ai.djl.distributed.pg.DeviceMesh;
 import ai.djl.distributed.pg.ProcessGroup;
 import ai.djl.distributed.staged.Stage;
@@ -230,7 +231,7 @@ public final class FullyShardedDataParallel extends Trainer {
     @Override
     public void step() {
         shard();
-        trainability.check("step");
+        checkTrainability("step");
         if (partialGradients) {
             throw new IllegalStateException(
                     "step: the last backward pass failed part way, and the gradients hold part of"
@@ -289,10 +290,28 @@ public final class FullyShardedDataParallel extends Trainer {
         }
     }
 
+    // Units, and what each rank shards and updates, are laid out for what trained at sharding.
+    private void checkTrainability(String call) {
+        trainability.check(
+                (name, frozen) ->
+                        call
+                                + ": parameter "
+                                + name
+                                + " was "
+                                + (frozen ? "frozen" : "unfrozen")
+                                + " after FSDP sharded the model (expected: "
+                                + (frozen ? "freeze" : "unfreeze")
+                                + " parameters before trainer.initialize or the first forward"
+                                + " pass, or "
+                                + (frozen ? "unfreeze" : "freeze")
+                                + " it again; the units, what each rank shards and updates, are"
+                                + " laid out for what trained then)");
+    }
+
     void backward(NDArray loss) {
         shard();
         // Before the pass: a refused one has reduced nothing onto the shards.
-        trainability.check("backward");
+        checkTrainability("backward");
         long begin = System.nanoTime();
         try {
             staged.backward(loss);

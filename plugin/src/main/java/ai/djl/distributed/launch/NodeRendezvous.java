@@ -50,12 +50,14 @@ import java.util.function.Supplier;
  */
 final class NodeRendezvous implements AutoCloseable {
 
+    // The start barrier: round 0's.
+    private static final String START = "round/0";
     // The start's abort key: a node that gives up before the first round sets it. It is round 0's
     // event too, which ends the running attempt: only a node of the job may set it.
-    private static final String START_ABORT = "round/0/event";
+    private static final String START_ABORT = START + "/event";
     // The start barrier's go key. The last node to come sets it to GO, and a launcher refused at
     // the start to its verdict, each by a compare-and-set: the first one stands.
-    private static final String START_GO = "round/0/go";
+    private static final String START_GO = START + "/go"; // as barrier() names it
     private static final byte[] GO = "1".getBytes(StandardCharsets.UTF_8);
 
     private static final Duration LEAVE_TIMEOUT = Duration.ofSeconds(10);
@@ -192,7 +194,7 @@ final class NodeRendezvous implements AutoCloseable {
         checkNodeCount();
         int rank = claimRank();
         store.set("node/" + rank, Integer.toString(options.nprocPerNode()));
-        Optional<byte[]> abort = barrier("round/0", "the start", START_ABORT, Optional::empty);
+        Optional<byte[]> abort = barrier(START, "the start", START_ABORT, Optional::empty);
         if (abort.isPresent()) {
             throw new LaunchException(RestartRounds.Event.decode(abort.get()).message());
         }

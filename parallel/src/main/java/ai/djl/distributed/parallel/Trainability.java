@@ -11,9 +11,8 @@
  * or implied. See the License for the specific language governing permissions and limitations under
  * the License.
  */
-package ai.djl.distributed.fsdp;
+package ai.djl.distributed.parallel;
 
-import ai.djl.distributed.parallel.ModelSync;
 import ai.djl.nn.Parameter;
 import ai.djl.util.Pair;
 
@@ -22,18 +21,19 @@ import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Set;
+import java.util.function.BiFunction;
 
 /**
- * Which parameters train, as they did when FSDP sharded the model: the trainable ones were laid out
- * in units, sharded and are updated; the others stay whole and untouched. A parameter frozen after
- * that would go on being updated, and one unfrozen would never be, so {@link #check} refuses both,
- * as DDP does. The user's intent is read from each {@link Parameter}'s own flag ({@link
+ * Which parameters train, as they did when a data-parallel trainer laid out its work for them
+ * (DDP's buckets, FSDP's units): a parameter frozen after that would go on being reduced and
+ * updated, and one unfrozen would never be, so {@link #check} refuses both, as PyTorch's DDP does.
+ * The user's intent is read from each {@link Parameter}'s own flag ({@link
  * Parameter#requiresGradient()}, which {@code freezeParameters} sets), not from an array's: FSDP
  * makes the views it hands out take gradients itself. Running statistics are left out (DJL marks
  * them as taking gradients when a block is unfrozen, but nothing trains them). Immutable; reads the
  * parameters' flags on the calling thread.
  */
-final class Trainability {
+public final class Trainability {
 
     private final List<String> names;
     private final List<Parameter> parameters;
@@ -52,7 +52,7 @@ final class Trainability {
      *     recorded once, under the name of its first use (as the units name it)
      * @return the record
      */
-    static Trainability of(Iterable<Pair<String, Parameter>> parameters) {
+    public static Trainability of(Iterable<Pair<String, Parameter>> parameters) {
         List<String> names = new ArrayList<>();
         List<Parameter> params = new ArrayList<>();
         List<Boolean> flags = new ArrayList<>();
@@ -73,27 +73,17 @@ final class Trainability {
     }
 
     /**
-     * Checks that every parameter trains as it did when the model was sharded.
+     * Checks that every parameter trains as it did when recorded.
      *
-     * @param call what is checked (the backward pass, the step), for the message
-     * @throws IllegalStateException naming the first parameter frozen or unfrozen since
+     * @param message the refusal's message, given the first changed parameter's name and whether it
+     *     was frozen (else unfrozen) since
+     * @throws IllegalStateException with that message, for the first parameter (in definition
+     *     order) frozen or unfrozen since
      */
-    void check(String call) {
+    public void check(BiFunction<String, Boolean, String> message) {
         for (int i = 0; i < trained.length; i++) {
             if (parameters.get(i).requiresGradient() != trained[i]) {
-                throw new IllegalStateException(
-                        call
-                                + ": parameter "
-                                + names.get(i)
-                                + " was "
-                                + (trained[i] ? "frozen" : "unfrozen")
-                                + " after FSDP sharded the model (expected: "
-                                + (trained[i] ? "freeze" : "unfreeze")
-                                + " parameters before trainer.initialize or the first forward"
-                                + " pass, or "
-                                + (trained[i] ? "unfreeze" : "freeze")
-                                + " it again; the units, what each rank shards and updates, are"
-                                + " laid out for what trained then)");
+                throw new IllegalStateException(message.apply(names.get(i), trained[i]));
             }
         }
     }
