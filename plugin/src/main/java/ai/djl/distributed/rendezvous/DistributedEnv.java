@@ -47,9 +47,25 @@ public final class DistributedEnv {
      *
      * @param variables the variables
      * @return the environment
+     * @throws IllegalArgumentException if the map, a name or a value is null
      */
     public static DistributedEnv of(Map<String, String> variables) {
-        return new DistributedEnv(Map.copyOf(new HashMap<>(variables)));
+        if (variables == null) {
+            throw new IllegalArgumentException(
+                    "variables: null (expected: a map of names to values)");
+        }
+        Map<String, String> copy = new HashMap<>(variables); // checked as it will be held
+        for (Map.Entry<String, String> e : copy.entrySet()) {
+            if (e.getKey() == null || e.getValue() == null) {
+                throw new IllegalArgumentException(
+                        "variables: "
+                                + e.getKey()
+                                + "="
+                                + e.getValue()
+                                + " (expected: a name and a value, neither null)");
+            }
+        }
+        return new DistributedEnv(Map.copyOf(copy));
     }
 
     /**

@@ -24,6 +24,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 
@@ -61,6 +62,12 @@ public final class Rendezvous {
 
     /** The prefix of the attempt-scoped keys under torchrun's agent store, before the attempt. */
     public static final String ATTEMPT_PREFIX = "/worker/attempt_";
+
+    // PyTorch's prefixes of its tcp:// and file:// handlers' errors
+    private static final String TCP_ERROR =
+            "Error initializing torch.distributed using tcp:// rendezvous: ";
+    private static final String FILE_ERROR =
+            "Error initializing torch.distributed using file:// rendezvous: ";
 
     private Rendezvous() {}
 
@@ -154,39 +161,36 @@ public final class Rendezvous {
     private static Result tcp(
             Url uri, Map<String, String> query, Duration timeout, DistributedEnv env) {
         int colon = uri.netloc().lastIndexOf(':');
-        if (colon < 0 || colon < uri.netloc().lastIndexOf(']')) {
-            throw new IllegalArgumentException("port number missing");
+        String digits = colon < 0 ? "" : uri.netloc().substring(colon + 1);
+        if (colon < uri.netloc().lastIndexOf(']') || digits.isEmpty()) {
+            throw new IllegalArgumentException(TCP_ERROR + "port number missing");
         }
         String host = uri.netloc().substring(0, colon).replace("[", "").replace("]", "");
         int port;
         try {
-            port = Integer.parseInt(uri.netloc().substring(colon + 1));
+            port = Integer.parseInt(digits);
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException(
-                    "port: '" + uri.netloc().substring(colon + 1) + "' (expected: a number)", e);
+                    "port: '" + digits + "' in " + uri.netloc() + " (expected: a number)", e);
         }
-        int rank =
-                intParam(query, "rank")
-                        .orElseThrow(() -> new IllegalArgumentException("rank parameter missing"));
+        if (port == 0) {
+            // as PyTorch's "if not result.port": rank 0 would serve where no other rank can find it
+            throw new IllegalArgumentException(TCP_ERROR + "port number missing");
+        }
+        int rank = requiredParam(query, "rank", TCP_ERROR + "rank parameter missing");
         int worldSize =
-                intParam(query, "world_size")
-                        .orElseThrow(
-                                () -> new IllegalArgumentException("world size parameter missing"));
+                requiredParam(query, "world_size", TCP_ERROR + "world size parameter missing");
         return new Result(tcpStore(host, port, rank, worldSize, timeout, env), rank, worldSize);
     }
 
     private static Result file(Url uri, Map<String, String> query, Duration timeout) {
         String path = uri.path();
         if (path == null || path.isEmpty()) {
-            throw new IllegalArgumentException("path missing");
+            throw new IllegalArgumentException(FILE_ERROR + "path missing");
         }
-        int rank =
-                intParam(query, "rank")
-                        .orElseThrow(() -> new IllegalArgumentException("rank parameter missing"));
+        int rank = requiredParam(query, "rank", FILE_ERROR + "rank parameter missing");
         int worldSize =
-                intParam(query, "world_size")
-                        .orElseThrow(
-                                () -> new IllegalArgumentException("world size parameter missing"));
+                requiredParam(query, "world_size", FILE_ERROR + "world size parameter missing");
         checkRank(rank, worldSize);
         // The timeout bounds the opening too: it waits for the file's lock to add to refcount/.
         return new Result(new FileStore(Path.of(path), worldSize, timeout), rank, worldSize);
@@ -263,6 +267,10 @@ public final class Rendezvous {
                 + " expected, but not set";
     }
 
+    private static int requiredParam(Map<String, String> query, String name, String missing) {
+        return intParam(query, name).orElseThrow(() -> new IllegalArgumentException(missing));
+    }
+
     private static Optional<Integer> intParam(Map<String, String> query, String name) {
         String v = query.get(name);
         if (v == null) {
@@ -286,6 +294,10 @@ public final class Rendezvous {
                         "initMethod: '" + url + "' (expected: env://, tcp://... or file://...)");
             }
             String rest = url.substring(sep + 3);
+            int hash = rest.indexOf('#'); // the fragment goes first, as urlparse splits it
+            if (hash >= 0) {
+                rest = rest.substring(0, hash);
+            }
             String rawQuery = "";
             int q = rest.indexOf('?');
             if (q >= 0) {
@@ -295,7 +307,9 @@ public final class Rendezvous {
             int slash = rest.indexOf('/');
             String netloc = slash < 0 ? rest : rest.substring(0, slash);
             String path = slash < 0 ? "" : rest.substring(slash);
-            return new Url(url.substring(0, sep), netloc, path, parseQuery(rawQuery));
+            // urlparse lowers the scheme: FILE:// is file://
+            String scheme = url.substring(0, sep).toLowerCase(Locale.ROOT);
+            return new Url(scheme, netloc, path, parseQuery(rawQuery));
         }
 
         private static Map<String, String> parseQuery(String raw) {

@@ -76,9 +76,13 @@ public final class FileStore implements Store {
     private final ReentrantLock lock = new ReentrantLock();
     private volatile Duration timeout;
 
-    // Guarded by lock: the replayed records, the offset replayed up to, and the lifecycle.
+    // Guarded by lock: the replayed records, the offset replayed up to, the file they came from
+    // (its device and inode, once known, and a descriptor held open on it so that its inode
+    // number is not reused by a new file at the path while this store lives), and the lifecycle.
     private final Map<String, byte[]> cache = new HashMap<>();
     private long offset;
+    private Object identity;
+    private PosixFile held;
     private boolean closed;
 
     /**
@@ -279,10 +283,10 @@ public final class FileStore implements Store {
 
     /**
      * Gives up this instance's reference to the file, and deletes the file if it was the last of at
-     * least {@code numWorkers}; does nothing if the file is gone or the store already closed. If
-     * the file cannot be locked, read or updated in time, the store stays open, neither counter has
-     * changed, and the call may be repeated. An observer ({@link #observe}) only marks itself
-     * closed.
+     * least {@code numWorkers}; does nothing if the file is gone, was replaced (deleted and created
+     * again) since this store last read it, or the store is already closed. If the file cannot be
+     * locked, read or updated in time, the store stays open, neither counter has changed, and the
+     * call may be repeated. An observer ({@link #observe}) only marks itself closed.
      *
      * @throws StoreException if the file cannot be locked, updated or deleted
      */
@@ -296,18 +300,22 @@ public final class FileStore implements Store {
                 return;
             }
             if (observer) {
-                closed = true; // it holds no reference to give up
+                markClosed(); // it holds no reference to give up
                 return;
             }
             // Without O_CREAT: if someone removed the file there is no reference left to give up.
             try (PosixFile file = PosixFile.open(toString(), path, true, false)) {
                 if (file == null) {
-                    closed = true;
+                    markClosed();
                     return;
                 }
                 // Closed only once the reference is given up: a close that could not lock or read
                 // the file leaves the store open, and a later close gives the reference up.
                 lockFile(file, true, deadline, timeout);
+                if (replacedLocked(file)) {
+                    markClosed(); // the reference was in the old file, gone with it
+                    return;
+                }
                 replayLocked(file);
                 // Both counters in one write, computed before it: a close that fails (a counter
                 // that is no number, a write that fails and is taken back) leaves both as they
@@ -324,7 +332,7 @@ public final class FileStore implements Store {
                                 FileStoreLog.encode(REFCOUNT_KEY, referencesValue)));
                 FileStoreLog.apply(cache, CLEANUP_KEY, finishedValue);
                 FileStoreLog.apply(cache, REFCOUNT_KEY, referencesValue);
-                closed = true;
+                markClosed();
                 if (references == 0 && numWorkers >= 0 && finished >= numWorkers) {
                     Files.deleteIfExists(path);
                 }
@@ -452,8 +460,31 @@ public final class FileStore implements Store {
         }
     }
 
-    /** Reads the records appended since the last replay; the file must be locked. */
+    /**
+     * Reads the records appended since the last replay; the file must be locked.
+     *
+     * @throws StoreException if this participant's file was replaced (deleted, then created again,
+     *     as by the next job): its keys and counters are not this store's. An observer starts over
+     *     on the new file instead.
+     */
     private void replayLocked(PosixFile file) {
+        Object now = file.identity();
+        if (now != null && !now.equals(identity)) {
+            if (identity != null) {
+                if (!observer) { // and stays so: every later call fails the same way
+                    throw new StoreException(
+                            this
+                                    + ": "
+                                    + path
+                                    + " was deleted and created again since this store opened it"
+                                    + " (by another job?); its keys are not this store's");
+                }
+                cache.clear();
+                offset = 0;
+                releaseHeld();
+            }
+            hold(now);
+        }
         long size = file.size();
         if (size < offset) {
             throw new StoreException(
@@ -470,6 +501,46 @@ public final class FileStore implements Store {
             FileStoreLog.replay(toString(), path, file, offset, size, cache);
             offset = size;
         }
+    }
+
+    /**
+     * Records the identity of the file being replayed, and holds a descriptor of its own open on
+     * it: a deleted file's inode number is free for the next file created, often at once, and would
+     * then look like the same file. If the path already names another file (replaced between the
+     * two opens), nothing is recorded, and the next replay tries again.
+     */
+    private void hold(Object now) {
+        PosixFile mine = PosixFile.open(toString(), path, false, false);
+        if (mine != null && now.equals(mine.identity())) {
+            held = mine;
+            identity = now;
+        } else if (mine != null) {
+            mine.close();
+        }
+    }
+
+    private void releaseHeld() {
+        identity = null;
+        if (held != null) {
+            PosixFile h = held;
+            held = null;
+            h.close();
+        }
+    }
+
+    private void markClosed() {
+        closed = true;
+        releaseHeld();
+    }
+
+    /**
+     * Whether the open file is another than the one replayed so far. Without this check a new file
+     * as long as the old one, or longer, would be read on from the old offset: mid-record, or
+     * keeping the old job's values.
+     */
+    private boolean replacedLocked(PosixFile file) {
+        Object now = file.identity();
+        return now != null && identity != null && !now.equals(identity);
     }
 
     /**

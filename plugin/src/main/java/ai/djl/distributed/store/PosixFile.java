@@ -19,8 +19,11 @@ import com.sun.jna.Native;
 import com.sun.jna.Platform;
 import com.sun.jna.Pointer;
 
+import java.io.IOException;
 import java.nio.charset.Charset;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -193,6 +196,23 @@ final class PosixFile implements AutoCloseable {
             throw failure("lseek", Native.getLastError());
         }
         return size;
+    }
+
+    /**
+     * Returns what identifies the open file on its file system (its device and inode), through
+     * {@code /dev/fd}, which Linux and macOS both have, so it names this descriptor's file even if
+     * the path now names another or none.
+     *
+     * @return an object equal to another such identity exactly when both name the same file, or
+     *     {@code null} if it cannot be had here
+     */
+    Object identity() {
+        try {
+            return Files.readAttributes(Path.of("/dev/fd/" + fd), BasicFileAttributes.class)
+                    .fileKey();
+        } catch (IOException | UnsupportedOperationException e) {
+            return null;
+        }
     }
 
     /**

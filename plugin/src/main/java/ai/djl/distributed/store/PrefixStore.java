@@ -41,16 +41,15 @@ public final class PrefixStore implements Store {
      *
      * @param prefix the prefix, without the joining {@code "/"}
      * @param store the underlying store
-     * @throws IllegalArgumentException if either is null
+     * @throws IllegalArgumentException if either is null, or the prefix holds an unpaired surrogate
      */
     public PrefixStore(String prefix, Store store) {
         this(prefix, store, false);
     }
 
     private PrefixStore(String prefix, Store store, boolean owns) {
-        if (prefix == null) {
-            throw new IllegalArgumentException("prefix: null (expected: a string)");
-        }
+        // checked here, as PyTorch's constructor refuses it, not later in every joined key
+        Stores.checkUtf8("prefix", prefix);
         if (store == null) {
             throw new IllegalArgumentException("store: null (expected: a Store to wrap)");
         }
@@ -67,7 +66,7 @@ public final class PrefixStore implements Store {
      * @param prefix the prefix, without the joining {@code "/"}
      * @param store the underlying store, closed with this one
      * @return the prefix store
-     * @throws IllegalArgumentException if either is null
+     * @throws IllegalArgumentException if either is null, or the prefix holds an unpaired surrogate
      */
     public static PrefixStore owning(String prefix, Store store) {
         return new PrefixStore(prefix, store, true);

@@ -21,6 +21,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * A key-value store through which the ranks of a job meet: the counterpart of {@code
@@ -119,7 +120,9 @@ public interface Store extends AutoCloseable {
     boolean deleteKey(String key);
 
     /**
-     * Returns whether every key exists, without blocking.
+     * Returns whether every key exists, without waiting for any of them. Reaching the store itself
+     * may still take up to its timeout: a {@link FileStore} waits for its file to exist, and a
+     * {@code TcpStore} for the server's reply, as PyTorch's do.
      *
      * @param keys the keys
      * @return {@code true} if all of them exist
@@ -171,7 +174,13 @@ public interface Store extends AutoCloseable {
         // with "" (as PyTorch does) it wrongly stops when the value already equals the bytes
         // being appended. It still cannot tell a success from another appender having installed
         // the same bytes meanwhile, and then loses one append: stores override it atomically.
-        byte[] expected = check(List.of(key)) ? get(key) : new byte[0];
+        // The seed is read by a compareSet that expects bytes no key holds (random), so it changes
+        // nothing and answers the current value, or echoes them if the key is missing; a check
+        // then a get would wait out the timeout for a key deleted between the two.
+        byte[] probe = new byte[16];
+        ThreadLocalRandom.current().nextBytes(probe);
+        byte[] current = compareSet(key, probe, probe);
+        byte[] expected = Arrays.equals(current, probe) ? new byte[0] : current;
         while (true) {
             byte[] desired = Stores.concat(expected, value);
             byte[] actual = compareSet(key, expected, desired);

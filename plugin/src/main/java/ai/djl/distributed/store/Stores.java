@@ -48,21 +48,34 @@ public final class Stores {
      * @throws IllegalArgumentException if it is null or holds an unpaired surrogate
      */
     public static String checkKey(String key) {
-        if (key == null) {
-            throw new IllegalArgumentException("key: null (expected: a string)");
+        return checkUtf8("key", key);
+    }
+
+    /**
+     * Checks a string that becomes part of keys, as {@link #checkKey} checks a key.
+     *
+     * @param what what the string is, for the message ({@code "prefix"})
+     * @param s the string
+     * @return the string
+     * @throws IllegalArgumentException if it is null or holds an unpaired surrogate
+     */
+    public static String checkUtf8(String what, String s) {
+        if (s == null) {
+            throw new IllegalArgumentException(what + ": null (expected: a string)");
         }
-        for (int i = 0; i < key.length(); ++i) {
-            char c = key.charAt(i);
+        for (int i = 0; i < s.length(); ++i) {
+            char c = s.charAt(i);
             if (Character.isSurrogate(c)) {
                 if (Character.isHighSurrogate(c)
-                        && i + 1 < key.length()
-                        && Character.isLowSurrogate(key.charAt(i + 1))) {
+                        && i + 1 < s.length()
+                        && Character.isLowSurrogate(s.charAt(i + 1))) {
                     ++i; // a pair: one code point
                     continue;
                 }
                 throw new IllegalArgumentException(
-                        "key: '"
-                                + key
+                        what
+                                + ": '"
+                                + s
                                 + "' holds an unpaired surrogate U+"
                                 + Integer.toHexString(c).toUpperCase(Locale.ROOT)
                                 + " at index "
@@ -70,7 +83,7 @@ public final class Stores {
                                 + " (expected: a string UTF-8 can encode)");
             }
         }
-        return key;
+        return s;
     }
 
     /**

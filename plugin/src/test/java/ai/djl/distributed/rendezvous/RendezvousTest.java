@@ -81,14 +81,32 @@ class RendezvousTest {
         assertTrue(
                 fails("env://", 0, 2, env("MASTER_ADDR", "127.0.0.1"))
                         .contains("variable MASTER_PORT expected"));
+        // torch 2.6's texts, from its rendezvous.py (ValueError)
+        String tcp = "Error initializing torch.distributed using tcp:// rendezvous: ";
+        String file = "Error initializing torch.distributed using file:// rendezvous: ";
         assertEquals(
-                "port number missing", fails("tcp://127.0.0.1?rank=0&world_size=1", -1, -1, none));
+                tcp + "port number missing",
+                fails("tcp://127.0.0.1?rank=0&world_size=1", -1, -1, none));
         assertEquals(
-                "rank parameter missing", fails("tcp://127.0.0.1:1234?world_size=1", -1, -1, none));
+                tcp + "port number missing",
+                fails("tcp://127.0.0.1:?rank=0&world_size=1", -1, -1, none));
+        // urlparse's port 0 is falsy: rank 0 would serve where no other rank could find it
         assertEquals(
-                "world size parameter missing", fails("tcp://127.0.0.1:1234?rank=0", -1, -1, none));
-        assertEquals("path missing", fails("file://?rank=0&world_size=1", -1, -1, none));
-        assertEquals("rank parameter missing", fails("file:///tmp/x?world_size=1", -1, -1, none));
+                tcp + "port number missing",
+                fails("tcp://127.0.0.1:0?rank=0&world_size=2", -1, -1, none));
+        assertEquals(
+                tcp + "rank parameter missing",
+                fails("tcp://127.0.0.1:1234?world_size=1", -1, -1, none));
+        assertEquals(
+                tcp + "world size parameter missing",
+                fails("tcp://127.0.0.1:1234?rank=0", -1, -1, none));
+        assertEquals(file + "path missing", fails("file://?rank=0&world_size=1", -1, -1, none));
+        assertEquals(
+                file + "rank parameter missing", fails("file:///tmp/x?world_size=1", -1, -1, none));
+        // urlparse cuts the fragment off first: the query inside it is no query
+        assertEquals(
+                file + "rank parameter missing",
+                fails("file:///tmp/x#f?rank=0&world_size=1", -1, -1, none));
         assertTrue(
                 fails("tcp://127.0.0.1:1234?rank=0&world_size=2", 0, 2, none)
                         .contains("has node-specific arguments(rank, world_size) already"));
@@ -102,6 +120,16 @@ class RendezvousTest {
                 fails("env://", -1, -1, env("RANK", "zero"))
                         .contains("RANK: 'zero' (expected: an integer)"));
         assertTrue(fails("", 0, 1, none).contains("initMethod"));
+    }
+
+    @Test
+    void anEnvironmentWithANullIsRefusedNamingIt() {
+        Map<String, String> m = new HashMap<>();
+        m.put("RANK", null);
+        IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> DistributedEnv.of(m));
+        assertTrue(e.getMessage().startsWith("variables: RANK=null"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> DistributedEnv.of(null));
     }
 
     private static List<Rendezvous.Result> join(int world, IntFunction<Rendezvous.Result> rank)
@@ -212,6 +240,20 @@ class RendezvousTest {
         assertTrue(Files.exists(file));
         ranks.get(1).close();
         assertFalse(Files.exists(file), "the last of world_size ranks removes the file");
+    }
+
+    @Test
+    void urlsAreSplitAsPythonsUrlparseSplitsThem(@TempDir Path dir) {
+        Path file = dir.resolve("rdzv");
+        // urlparse lowers the scheme and cuts off the fragment: torch 2.6 opens .../rdzv here
+        try (Rendezvous.Result rank =
+                Rendezvous.create(
+                        "FILE://" + file + "?rank=0&world_size=1#part", -1, -1, TIMEOUT, env())) {
+            assertTrue(rank.store() instanceof FileStore);
+            assertEquals(1, rank.worldSize());
+            assertTrue(Files.exists(file), "the file is the path without the fragment");
+        }
+        assertFalse(Files.exists(file), "the only rank removed it");
     }
 
     /**

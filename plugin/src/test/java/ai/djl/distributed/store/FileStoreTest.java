@@ -447,6 +447,56 @@ class FileStoreTest extends StoreContractTest {
         assertThrows(IllegalArgumentException.class, () -> FileStore.observe(null, timeout));
     }
 
+    @Test
+    void anObserverOpenAcrossAReplacementOfItsFileReadsTheNewOne() throws IOException {
+        Path file = dir.resolve("replaced");
+        try (FileStore observer = FileStore.observe(file, Duration.ofSeconds(20))) {
+            try (FileStore job1 = new FileStore(file, 1)) {
+                job1.set("k", "old");
+                job1.set("gone", "1");
+                assertEquals("old", observer.getString("k"));
+            }
+            assertFalse(Files.exists(file), "job 1's only worker deleted the file");
+            // The next job's file is longer than what the observer read: without the file's
+            // identity it would be read on from the old offset, keeping the old job's values.
+            try (FileStore job2 = new FileStore(file, 1)) {
+                job2.set("k", "new");
+                job2.set("other", "a longer value than the first job's");
+                job2.set("more", "x");
+                assertEquals("new", observer.getString("k"));
+                assertFalse(observer.check(List.of("gone")), "the old job's key is gone");
+                assertEquals(4, observer.numKeys(), "refcount/, k, other and more");
+            }
+        }
+    }
+
+    @Test
+    void aParticipantThatOutlivesItsFileFailsAndLeavesTheNextJobsCountersAlone()
+            throws IOException {
+        Path file = dir.resolve("outlived");
+        FileStore old = new FileStore(file); // never deletes the file
+        old.set("k", "old");
+        Files.delete(file); // an operator clears the stale file before the next run
+        try (FileStore fresh = new FileStore(file, 1)) {
+            fresh.set("k", "new");
+            fresh.set("x", "a value longer than the old one's");
+            StoreException e = assertThrows(StoreException.class, () -> old.getString("k"));
+            assertTrue(e.getMessage().contains("deleted and created again"), e.getMessage());
+            assertThrows(StoreException.class, () -> old.set("k", "stale"), "and stays failed");
+            old.close(); // its reference went with the old file: nothing is written
+            assertEquals(
+                    Map.of(
+                            "/k",
+                            "new",
+                            "/x",
+                            "a value longer than the old one's",
+                            "refcount/",
+                            "1"),
+                    readLog(Files.readAllBytes(file)));
+        }
+        assertFalse(Files.exists(file), "the new job's only worker closed, so the file went");
+    }
+
     /** Reads PyTorch's records as this test lays them out: the last value of each key. */
     private static Map<String, String> readLog(byte[] log) {
         ByteBuffer in = ByteBuffer.wrap(log).order(ByteOrder.LITTLE_ENDIAN);

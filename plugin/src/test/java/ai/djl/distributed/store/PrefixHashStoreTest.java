@@ -16,6 +16,7 @@ package ai.djl.distributed.store;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
 
@@ -57,5 +58,18 @@ class PrefixHashStoreTest extends StoreContractTest {
         assertEquals("outer", prefix.getPrefix());
         assertThrows(IllegalArgumentException.class, () -> new PrefixStore("p", null));
         assertThrows(IllegalArgumentException.class, () -> new PrefixStore(null, base));
+    }
+
+    @Test
+    void aPrefixNoKeyCanHoldIsRefusedAtOnce() {
+        // as PyTorch's constructor refuses it, rather than every later call naming a joined key
+        IllegalArgumentException e =
+                assertThrows(
+                        IllegalArgumentException.class, () -> new PrefixStore("p\uD800", base));
+        assertTrue(
+                e.getMessage().startsWith("prefix: 'p\uD800' holds an unpaired"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> PrefixStore.owning("\uDC00", base));
+        new PrefixStore("p\uD83D\uDE00", base).set("k", "v"); // a pair is one code point
+        assertEquals("v", base.getString("p\uD83D\uDE00/k"));
     }
 }
