@@ -229,9 +229,11 @@ public interface Backend extends AutoCloseable {
      * Makes a sub-group's backend out of this one, as PyTorch's {@code new_group} splits an NCCL
      * communicator ({@code ncclCommSplit}) rather than creating one afresh. Called on every rank of
      * this backend's group, in the same order relative to its collectives: ranks of the sub-group
-     * pass its context, the others null. Blocks until every rank has called it, up to the group's
-     * timeout. By default, and where this backend cannot split (on every rank alike), returns
-     * empty, and the sub-group's backend is created from its provider.
+     * pass its context, the others null. Blocks until every rank has called it, up to this
+     * backend's group's timeout (the parent's, on members and non-members alike; never the
+     * sub-group's, which the others do not know). By default, and where this backend cannot split
+     * (on every rank alike), returns empty, and the sub-group's backend is created from its
+     * provider.
      *
      * @param members the sub-group's ranks in this group, ascending
      * @param child the sub-group's context on a member, null elsewhere

@@ -72,14 +72,10 @@ public final class CudaCompatibility {
      * file's SHA-256: exactly that, so that another library whose name only starts alike ({@code
      * libcudart-shim.so.1}) is not taken for the runtime. The major has at most 9 digits, so it
      * always fits an int; every later part is digits, so a name with other text is refused rather
-     * than read up to its first dot (a sign, {@code +12} or {@code -1}, is no digit either). The
-     * kernel appends {@code " (deleted)"} to a mapped file no longer on disk (a wheel upgraded
-     * under the running process).
+     * than read up to its first dot (a sign, {@code +12} or {@code -1}, is no digit either).
      */
     private static final Pattern RUNTIME =
-            Pattern.compile(
-                    "libcudart(?:-[0-9a-f]{8})?\\.so\\.([0-9]{1,9})(?:\\.[0-9]+)*"
-                            + "(?: \\(deleted\\))?");
+            Pattern.compile("libcudart(?:-[0-9a-f]{8})?\\.so\\.([0-9]{1,9})(?:\\.[0-9]+)*");
 
     private CudaCompatibility() {}
 
@@ -157,7 +153,8 @@ public final class CudaCompatibility {
      * @return N, if the name is a versioned runtime's
      */
     static OptionalInt runtimeMajorOfName(String fileName) {
-        Matcher m = RUNTIME.matcher(fileName);
+        // The kernel marks a mapped file no longer on disk (a wheel upgraded under the process).
+        Matcher m = RUNTIME.matcher(ProcessMaps.withoutDeletedMark(fileName));
         return m.matches() ? OptionalInt.of(Integer.parseInt(m.group(1))) : OptionalInt.empty();
     }
 

@@ -94,23 +94,37 @@ public final class DevicePointers {
             synchronized (DevicePointers.class) {
                 d = instance;
                 if (d == null) {
-                    Path lib =
-                            ProcessMaps.ofThisProcess()
-                                    .first(LIBTORCH)
-                                    .orElseThrow(
-                                            () ->
-                                                    new IllegalStateException(
-                                                            LIBTORCH
-                                                                    + ": not loaded in this process"
-                                                                    + " (expected: DJL's PyTorch"
-                                                                    + " engine, loaded by making"
-                                                                    + " an array)"));
-                    d = new DevicePointers(Native.load(lib.toString(), TorchShim.class));
+                    d =
+                            new DevicePointers(
+                                    Native.load(
+                                            libtorch(ProcessMaps.ofThisProcess()),
+                                            TorchShim.class));
                     instance = d;
                 }
             }
         }
         return d;
+    }
+
+    /**
+     * What to load to get the libtorch mapped in a process: its path, or its soname where its file
+     * was replaced on disk since ({@link ProcessMaps#loadName}).
+     *
+     * @param maps the process's mapped files
+     * @return the path or soname
+     * @throws IllegalStateException if no libtorch is mapped
+     */
+    static String libtorch(ProcessMaps maps) {
+        Path lib =
+                maps.first(LIBTORCH)
+                        .orElseThrow(
+                                () ->
+                                        new IllegalStateException(
+                                                LIBTORCH
+                                                        + ": not loaded in this process (expected:"
+                                                        + " DJL's PyTorch engine, loaded by making"
+                                                        + " an array)"));
+        return ProcessMaps.loadName(lib, LIBTORCH);
     }
 
     /** The shim this instance is bound on (tests make tensors with it). */

@@ -362,7 +362,8 @@ public final class NcclBackend implements Backend {
         String description = NcclOps.BACKEND + " " + what + " (rank " + context.rank() + ")";
         c.makeCurrent(); // the work's events belong to the communicator's context
         NcclWork work =
-                new NcclWork(description, c, keep, context.timeout(), hostWait || blockingWait);
+                new NcclWork(
+                        description, c, keep, context.timeout(), hostWait || blockingWait, dog);
         try {
             c.issue(plan, work.startEvent(), work.endEvent(), description, context.timeout());
         } catch (RuntimeException e) {
@@ -370,10 +371,12 @@ public final class NcclBackend implements Backend {
                     e instanceof DistributedException de
                             ? de
                             : new DistributedException(description + " failed: " + e, e);
-            work.fail(f);
             // A call NCCL refused, or one still in progress at the deadline, leaves a
-            // non-blocking communicator in error or busy: no later call may rely on it.
+            // non-blocking communicator in error or busy: no later call may rely on it. The abort
+            // before the throw: the caller takes its arrays back, and calls already enqueued on
+            // them must have stopped.
             dog.breakWith(f);
+            work.fail(f);
             throw e;
         }
         dog.watch(work);
@@ -445,8 +448,7 @@ public final class NcclBackend implements Backend {
         } catch (RuntimeException | Error e) {
             // Abort rather than finalize: it never waits for the other ranks, which learn of
             // this one at their timeout.
-            c.abort();
-            c.free();
+            NcclCommunicator.cleanUp(e, c::abort, c::free);
             throw e;
         }
         comm = c;
@@ -462,7 +464,8 @@ public final class NcclBackend implements Backend {
      * first rank, key the rank in it); ranks outside the sub-group take part with {@code
      * NCCL_SPLIT_NOCOLOR}. The condition is an option, the same on every rank, rather than whether
      * this rank has run a collective yet, so that every rank decides alike. Otherwise the sub-group
-     * makes its own communicator through its store on its first collective.
+     * makes its own communicator through its store on its first collective. Every rank bounds the
+     * split by this (the parent) group's timeout, not the sub-group's.
      */
     @Override
     public Optional<Backend> split(int[] members, BackendContext child) {
@@ -481,7 +484,9 @@ public final class NcclBackend implements Backend {
                 parent.splitOff(context.timeout());
                 return Optional.empty();
             }
-            sub = parent.split(runtime, members[0], child.rank(), child.size(), child.timeout());
+            // The parent's timeout, on members as on the others: the sub-group's is known to its
+            // members only, and a side giving up first would abort the parent under the rest.
+            sub = parent.split(runtime, members[0], child.rank(), child.size(), context.timeout());
         } catch (RuntimeException e) {
             // A split that failed or timed out leaves the parent busy or in error.
             dog.breakWith(
@@ -495,8 +500,7 @@ public final class NcclBackend implements Backend {
         } catch (RuntimeException | Error e) {
             // Not NCCL's failure (the child's watchdog could not start): the parent stays sound,
             // the child goes (idempotent where adopt has already let it go).
-            sub.abort();
-            sub.free();
+            NcclCommunicator.cleanUp(e, sub::abort, sub::free);
             throw e;
         }
     }

@@ -31,7 +31,8 @@ import java.util.stream.Stream;
  *       #VARIABLE} (a file, or a folder holding {@value #LIBRARY}); when given, nothing else is
  *       tried ({@code NCCL_} variables are NCCL's own parameters, hence the {@code DJL_} prefix);
  *   <li>an NCCL already mapped in this process ({@code /proc/self/maps}): a process must not load a
- *       second one, so when there is one, nothing else is tried;
+ *       second one, so when there is one, nothing else is tried (one whose file was since replaced
+ *       on disk is loaded by its soname, which gives the library already loaded);
  *   <li>the pip wheel next to a PyTorch install, as {@code libtorch_cuda.so}'s RPATH finds it:
  *       {@code $PYTORCH_LIBRARY_PATH/../../nvidia/nccl/lib}, then the same beside a libtorch
  *       already mapped in this process (DJL's, wherever DJL found it);
@@ -95,10 +96,19 @@ public final class NcclCandidates {
             return out;
         }
         for (Path mapped : maps.named("libnccl.so")) {
-            out.add(new Candidate("already loaded in this process", mapped.toString(), false));
+            String name = ProcessMaps.loadName(mapped, LIBRARY);
+            out.add(
+                    !name.equals(mapped.toString())
+                            ? new Candidate(
+                                    "already loaded in this process, from "
+                                            + ProcessMaps.withoutDeletedMark(mapped.toString())
+                                            + " since replaced on disk: by its soname",
+                                    name,
+                                    true)
+                            : new Candidate("already loaded in this process", name, false));
         }
         if (!out.isEmpty()) {
-            return out; // a second NCCL in one process is never loaded
+            return distinct(out); // a second NCCL in one process is never loaded
         }
         String torch = env.apply("PYTORCH_LIBRARY_PATH");
         if (!blank(torch)) {

@@ -56,7 +56,8 @@ final class NcclCommunicator implements AutoCloseable {
     private final int size;
     private final ReentrantLock lock = new ReentrantLock();
     private Pointer comm; // guarded by lock; null once aborted or closed
-    private volatile boolean aborted; // set before every ncclCommAbort of comm
+    private volatile boolean aborting; // set when an abort is asked for, before ncclCommAbort
+    private volatile boolean aborted; // set once ncclCommAbort of comm has returned
     private boolean freed; // guarded by lock: the stream, scratch and context are gone
     private final CudaEvents events;
 
@@ -187,21 +188,49 @@ final class NcclCommunicator implements AutoCloseable {
             return made;
         } catch (RuntimeException e) {
             if (made != null) {
-                made.abort(); // no rank is left waiting on this one
-                made.free();
+                // The abort first: no rank is left waiting on this one.
+                cleanUp(e, made::abort, made::free);
                 // NCCL's init thread writes *newcomm when it ends, failed or not; the abort joined
                 // it, so c's native memory may go only now.
                 Reference.reachabilityFence(c);
             } else {
-                if (scratch != 0) {
-                    cu.cuMemFree_v2(scratch);
-                }
-                if (stream != null) {
-                    cu.cuStreamDestroy_v2(stream);
-                }
-                cu.cuDevicePrimaryCtxRelease_v2(device);
+                long mem = scratch;
+                Pointer s = stream;
+                cleanUp(
+                        e,
+                        () -> {
+                            if (mem != 0) {
+                                cu.cuMemFree_v2(mem);
+                            }
+                        },
+                        () -> {
+                            if (s != null) {
+                                cu.cuStreamDestroy_v2(s);
+                            }
+                        },
+                        () -> cu.cuDevicePrimaryCtxRelease_v2(device));
             }
             throw e;
+        }
+    }
+
+    /**
+     * Runs the steps that undo a failed creation, every one of them even when one fails; their
+     * failures are added to the cause as suppressed, so that the reason the creation failed is the
+     * one thrown.
+     *
+     * @param cause why the creation failed
+     * @param steps the cleanup, in order
+     */
+    static void cleanUp(Throwable cause, Runnable... steps) {
+        for (Runnable step : steps) {
+            try {
+                step.run();
+            } catch (RuntimeException e) {
+                if (e != cause) {
+                    cause.addSuppressed(e);
+                }
+            }
         }
     }
 
@@ -456,9 +485,18 @@ final class NcclCommunicator implements AutoCloseable {
 
     /**
      * Aborts the communicator: its kernels stop, its resources go, and every later call fails.
-     * Idempotent; the stream and context are freed by {@link #close}.
+     * Returns once {@code ncclCommAbort} has returned, whichever thread called it. Idempotent; the
+     * stream and context are freed by {@link #close}.
      */
     void abort() {
+        // The abort waits for the lock rather than calling ncclCommAbort beside a thread that holds
+        // it: NCCL calls on one communicator must not overlap, and that thread's next call (the
+        // ncclCommGetAsyncError of settle's polling) would use a communicator the abort frees.
+        // Nor does it wait out that thread's deadline (a whole group timeout for a collective
+        // held up by a slow peer): the flag makes settle give up at its next poll, within a
+        // millisecond, and a call not yet begun is refused by open(); every other call holding
+        // the lock returns at once, the communicator being non-blocking.
+        aborting = true;
         lock.lock();
         try {
             if (comm != null) {
@@ -469,6 +507,8 @@ final class NcclCommunicator implements AutoCloseable {
                     // driver going away) must not keep the communicator and its threads alive
                 }
                 abortHeld();
+            } else if (!aborted) {
+                aborting = false; // finalized before: nothing was aborted, every work stands
             }
         } finally {
             lock.unlock();
@@ -476,21 +516,33 @@ final class NcclCommunicator implements AutoCloseable {
     }
 
     /**
-     * Whether the communicator was aborted (or an abort has begun). NCCL's abort makes the running
-     * kernels exit and the stream move on, so the end event of a collective cut short completes
-     * without an error: from then on no pending collective may count as done.
+     * Whether an abort of the communicator has begun (it may not have run yet). NCCL's abort makes
+     * the running kernels exit and the stream move on, so the end event of a collective cut short
+     * completes without an error: from the moment this is true, an end event seen complete proves
+     * nothing. It is set before {@code ncclCommAbort} is called.
      *
-     * @return whether {@code ncclCommAbort} was called on it
+     * @return whether an abort was asked for
+     */
+    boolean aborting() {
+        return aborting;
+    }
+
+    /**
+     * Whether the communicator was aborted: {@code ncclCommAbort} has returned, its kernels no
+     * longer run, and no pending collective may count as done.
+     *
+     * @return whether it was aborted
      */
     boolean aborted() {
         return aborted;
     }
 
-    /** Aborts the communicator, marked aborted first. Holds the lock; comm is not null. */
+    /** Aborts the communicator, marked aborting first. Holds the lock; comm is not null. */
     private void abortHeld() {
-        aborted = true;
+        aborting = true;
         nccl.ncclCommAbort(comm);
         comm = null;
+        aborted = true;
     }
 
     /**
@@ -576,6 +628,11 @@ final class NcclCommunicator implements AutoCloseable {
         int r = result;
         int polls = 0;
         while (r == NcclResult.IN_PROGRESS.code()) {
+            if (aborting) {
+                // Another thread waits for the lock to abort (see abort()).
+                throw new DistributedException(
+                        call + " was cut short: " + this + " is being aborted");
+            }
             if (System.nanoTime() - deadline > 0) {
                 throw new DistributedException(
                         call
@@ -599,7 +656,7 @@ final class NcclCommunicator implements AutoCloseable {
     }
 
     private Pointer open(String what) {
-        if (comm == null) {
+        if (comm == null || aborting) {
             throw new DistributedException(
                     what + ": the NCCL communicator was aborted or closed (" + this + ")");
         }

@@ -123,7 +123,8 @@ public final class NcclLocator {
             NcclVersion version;
             try {
                 version = versionOf(lib);
-            } catch (UnsatisfiedLinkError | IllegalStateException e) {
+            } catch (UnsatisfiedLinkError | IllegalStateException | IllegalArgumentException e) {
+                // IllegalArgumentException: a version code NcclVersion cannot read (0 or less).
                 tried.add(line(c, "loaded, but not an NCCL: " + firstLine(e.getMessage())));
                 continue;
             }
@@ -163,6 +164,7 @@ public final class NcclLocator {
      * @param lib the library
      * @return the version
      * @throws IllegalStateException if {@code ncclGetVersion} fails
+     * @throws IllegalArgumentException if the code it reports is no version's
      */
     static NcclVersion versionOf(NcclLibrary lib) {
         IntByReference code = new IntByReference();

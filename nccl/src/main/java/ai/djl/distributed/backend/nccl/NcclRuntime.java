@@ -97,16 +97,19 @@ public record NcclRuntime(
                         .append(describe(driver, version))
                         .append('\n');
             } else {
-                driverCuda = CudaVersion.fromDriverCode(value.getValue());
-                driver.cuDeviceGetCount(value);
-                gpus = value.getValue();
-                if (gpus < 1) {
-                    problems.append("CUDA driver: ")
-                            .append(CudaDriver.LIBRARY)
-                            .append(" (CUDA ")
-                            .append(driverCuda)
-                            .append(") sees no GPU\n");
-                }
+                driverCuda = driverCuda(value.getValue(), problems);
+            }
+        }
+        if (driverCuda != null) {
+            IntByReference value = new IntByReference();
+            driver.cuDeviceGetCount(value);
+            gpus = value.getValue();
+            if (gpus < 1) {
+                problems.append("CUDA driver: ")
+                        .append(CudaDriver.LIBRARY)
+                        .append(" (CUDA ")
+                        .append(driverCuda)
+                        .append(") sees no GPU\n");
             }
         }
         NcclLocator.Found nccl = null;
@@ -134,6 +137,18 @@ public record NcclRuntime(
                             + problems.toString().trim());
         }
         return new NcclRuntime(driver, driverCuda, gpus, nccl);
+    }
+
+    /** The driver's CUDA, or null with the problem noted where its code is no version's. */
+    private static CudaVersion driverCuda(int code, StringBuilder problems) {
+        try {
+            return CudaVersion.fromDriverCode(code);
+        } catch (IllegalArgumentException e) {
+            problems.append("CUDA driver: cuDriverGetVersion reported ")
+                    .append(e.getMessage())
+                    .append('\n');
+            return null;
+        }
     }
 
     private static Optional<CudaVersion> buildCuda(String path) {

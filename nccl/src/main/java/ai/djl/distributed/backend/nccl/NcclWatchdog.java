@@ -63,7 +63,8 @@ final class NcclWatchdog implements AutoCloseable {
     }
 
     /**
-     * Watches a work just issued; if the communicator has already failed, fails it at once.
+     * Watches a work just issued; if the communicator has already failed, fails it once the abort
+     * has stopped its kernels.
      *
      * @param work the work
      */
@@ -71,7 +72,7 @@ final class NcclWatchdog implements AutoCloseable {
         pending.add(work);
         DistributedException f = failure;
         if (f != null) {
-            work.fail(f);
+            breakWith(f);
         }
     }
 
@@ -85,24 +86,31 @@ final class NcclWatchdog implements AutoCloseable {
     }
 
     /**
-     * Breaks the communicator: aborts it and fails every pending work. The first reason wins.
+     * Breaks the communicator: aborts it, then fails every pending work. The first reason wins.
+     * Returns once the communicator is aborted, whoever began the abort.
      *
      * @param reason why
      */
     void breakWith(DistributedException reason) {
+        boolean first;
         synchronized (this) {
-            if (failure != null) {
-                return;
+            first = failure == null;
+            if (first) {
+                failure = reason;
             }
-            failure = reason;
         }
-        logger.error("aborting the NCCL communicator: {}", reason.getMessage());
-        // The works fail first: once the abort begins, their kernels exit and their end events
-        // complete, which a thread polling them meanwhile must not take for success.
-        for (NcclWork w; (w = pending.poll()) != null; ) {
-            w.fail(reason);
+        if (first) {
+            logger.error("aborting the NCCL communicator: {}", reason.getMessage());
         }
+        // The abort first: a work failed hands its arrays back to the caller (and its events to
+        // the pool), so its kernels must have stopped. Every caller aborts (idempotent, and prompt
+        // even while another thread settles a call, see NcclCommunicator.abort): none returns
+        // while another's abort is still under way. Meanwhile no poller takes an end event the
+        // abort completes for success: the abort is flagged before it runs.
         comm.abort();
+        for (NcclWork w; (w = pending.poll()) != null; ) {
+            w.fail(failure);
+        }
     }
 
     private void run() {
@@ -128,13 +136,12 @@ final class NcclWatchdog implements AutoCloseable {
 
     /** One look: completes finished works, then checks the deadline and the async error. */
     void look() {
-        if (failure != null) {
-            for (NcclWork w; (w = pending.poll()) != null; ) {
-                w.fail(failure);
-            }
+        DistributedException broken = failure;
+        if (broken != null) {
+            breakWith(broken); // fails what was watched meanwhile, once the abort has run
             return;
         }
-        if (comm.aborted()) {
+        if (comm.aborting()) {
             // Aborted by another thread (a split that failed aborts its parent): the pending
             // works were cut short, and the communicator is gone.
             breakWith(

@@ -15,6 +15,7 @@ package ai.djl.distributed.backend.nccl;
 
 import ai.djl.distributed.DistributedException;
 import ai.djl.distributed.Work;
+import ai.djl.distributed.backend.Waits;
 
 import com.sun.jna.Pointer;
 
@@ -31,14 +32,16 @@ import java.util.concurrent.locks.LockSupport;
  * legacy default stream) wait for the collective, so every later operation on the arrays is ordered
  * after it, and freeing them at once is safe. With the backend's {@code blockingWait} option, and
  * for barriers, it polls the event on the host until it completes or the timeout passes, as
- * PyTorch's {@code TORCH_NCCL_BLOCKING_WAIT}. The work keeps references to its arrays until the
- * event has completed; the arrays stay the caller's. Thread-safe.
+ * PyTorch's {@code TORCH_NCCL_BLOCKING_WAIT}; an interrupt of that wait aborts the communicator, as
+ * {@link Work#waitFor} promises. The work keeps references to its arrays until the event has
+ * completed, or the communicator has been aborted; the arrays stay the caller's. Thread-safe.
  *
- * <p>Once the communicator is aborted, every work not yet seen to complete fails: the abort makes
- * the kernels exit, so their end events complete on partial results. A caller's stream that already
- * waits for the end event (a non-blocking {@link #waitFor} that returned) goes on after such an
- * abort, and the arrays may then hold partial results; only {@code blockingWait} guarantees that a
- * collective cut short raises an error.
+ * <p>Once an abort of the communicator has begun, every work not yet seen to complete fails: the
+ * abort makes the kernels exit, so their end events complete on partial results. A work fails once
+ * its end event has completed or the abort has returned, not before: its kernels may run until
+ * then. A caller's stream that already waits for the end event (a non-blocking {@link #waitFor}
+ * that returned) goes on after such an abort, and the arrays may then hold partial results; only
+ * {@code blockingWait} guarantees that a collective cut short raises an error.
  */
 final class NcclWork implements Work {
 
@@ -48,6 +51,7 @@ final class NcclWork implements Work {
     private final Duration timeout;
     private final long deadline;
     private final boolean hostWait;
+    private final NcclWatchdog watchdog;
     private final CompletableFuture<Void> future = new CompletableFuture<>();
     private Pointer start; // guarded by this; null once released
     private Pointer end; // guarded by this; null once released
@@ -61,13 +65,16 @@ final class NcclWork implements Work {
      * @param keep what must stay referenced until it completes (its arrays)
      * @param timeout how long it may take (the watchdog's deadline)
      * @param hostWait whether {@link #waitFor} blocks the host
+     * @param watchdog the communicator's: it aborts the communicator when a host wait is
+     *     interrupted, and names why an abort cut the work short
      */
     NcclWork(
             String description,
             NcclCommunicator comm,
             List<?> keep,
             Duration timeout,
-            boolean hostWait) {
+            boolean hostWait,
+            NcclWatchdog watchdog) {
         this.description = description;
         this.comm = comm;
         this.cu = comm.driver();
@@ -75,6 +82,7 @@ final class NcclWork implements Work {
         this.timeout = timeout;
         this.deadline = System.nanoTime() + timeout.toNanos();
         this.hostWait = hostWait;
+        this.watchdog = watchdog;
         this.start = comm.events().take();
         try {
             this.end = comm.events().take();
@@ -104,7 +112,7 @@ final class NcclWork implements Work {
      * Polls the end event; on completion releases the events and arrays and completes the work. The
      * caller has made the context current. Once the communicator is aborted the work fails instead:
      * NCCL's abort makes the kernels exit, so the end event of a collective cut short completes
-     * too.
+     * too, and one seen complete after the abort began is no success.
      *
      * @return whether the work is done (completed or failed)
      */
@@ -117,8 +125,14 @@ final class NcclWork implements Work {
             return false;
         }
         if (r == CudaResult.SUCCESS.code()) {
-            release(true);
-            future.complete(null);
+            if (comm.aborting()) {
+                // The abort may have begun between the check above and the query, and be what
+                // completed the event: the flag is set before ncclCommAbort is called.
+                fail(cutShort());
+            } else {
+                release(true);
+                future.complete(null);
+            }
         } else {
             fail(
                     new DistributedException(
@@ -127,18 +141,28 @@ final class NcclWork implements Work {
         return true;
     }
 
-    /** Fails the work if the communicator was aborted before it was seen to complete. */
+    /**
+     * Fails the work if the communicator was aborted (the abort has returned: the kernels no longer
+     * run) before it was seen to complete.
+     */
     private boolean failIfAborted() {
         if (!comm.aborted()) {
             return false;
         }
-        fail(
-                new DistributedException(
+        fail(cutShort());
+        return true;
+    }
+
+    /** Why an abort cut the work short: the watchdog's reason, where it aborted. */
+    private DistributedException cutShort() {
+        DistributedException reason = watchdog.failure();
+        return reason != null
+                ? reason
+                : new DistributedException(
                         description
                                 + " did not complete: "
                                 + comm
-                                + " was aborted while it was pending"));
-        return true;
+                                + " was aborted while it was pending");
     }
 
     /**
@@ -157,7 +181,8 @@ final class NcclWork implements Work {
     }
 
     /**
-     * Fails the work (once the communicator is aborted, its kernels no longer run).
+     * Fails the work, dropping its arrays: only once its kernels no longer run (the communicator
+     * was aborted, its end event completed, or the collective was never enqueued).
      *
      * @param failure the reason
      */
@@ -212,19 +237,34 @@ final class NcclWork implements Work {
      * communicator be aborted after that (a peer's failure, the timeout), the aborted kernels exit,
      * the caller's stream goes on and the arrays may hold partial results: the failure then shows
      * only in {@link #isSuccess} and {@link #getException}. With {@code blockingWait} this throws
-     * instead.
+     * instead, and an interrupt aborts the communicator: the wait goes on until the work has let go
+     * of its arrays, then throws with the interrupt flag set.
+     *
+     * @throws IllegalArgumentException if the timeout is null or negative
      */
     @Override
     public void waitFor(Duration timeout) {
+        if (timeout == null || timeout.isNegative()) {
+            throw new IllegalArgumentException(
+                    "timeout: " + timeout + " (expected: a duration >= 0)");
+        }
         if (!hostWait) {
             orderCallersStream();
-            throwIfFailed();
-            return;
+        } else if (!future.isDone()) { // a work already done needs no context
+            waitOnHost(timeout);
         }
-        long until = System.nanoTime() + timeout.toNanos();
+        throwIfFailed();
+    }
+
+    /** Polls the end event until the work is done, the timeout passes or an interrupt aborts it. */
+    private void waitOnHost(Duration timeout) {
+        long until = System.nanoTime() + Waits.capped(timeout).toNanos();
         comm.makeCurrent();
         int polls = 0;
         while (!poll()) {
+            if (Thread.currentThread().isInterrupted()) {
+                throw abortOnInterrupt(until);
+            }
             if (System.nanoTime() - until > 0) {
                 throw new DistributedException(
                         description
@@ -232,16 +272,50 @@ final class NcclWork implements Work {
                                 + timeout
                                 + " (it keeps running)");
             }
-            if (Thread.currentThread().isInterrupted()) {
-                // The flag stays set; the collective keeps running (the watchdog bounds it).
-                throw new DistributedException(
-                        "interrupted while waiting for " + description + " (it keeps running)");
-            }
-            if (++polls > 1000) {
-                LockSupport.parkNanos(polls > 100_000 ? 1_000_000 : 10_000);
-            }
+            polls = backOff(polls);
         }
-        throwIfFailed();
+    }
+
+    /**
+     * As {@link Work#waitFor} promises an interrupted waiter: aborts the communicator (failing the
+     * group), waits, through interrupts and up to the wait's deadline, until the work has let go of
+     * its arrays, and returns the failure to throw, the interrupt flag set again.
+     */
+    private DistributedException abortOnInterrupt(long until) {
+        DistributedException failure =
+                new DistributedException(
+                        "interrupted while waiting for " + description + ", which was aborted");
+        try {
+            watchdog.breakWith(
+                    new DistributedException(
+                            description + " was aborted: a thread waiting for it was interrupted"));
+        } catch (RuntimeException e) {
+            failure.addSuppressed(e);
+        }
+        Thread.interrupted(); // cleared while waiting on (parking returns at once while set)
+        try {
+            int polls = 0;
+            while (!poll()) {
+                if (System.nanoTime() - until > 0) {
+                    failure.addSuppressed(
+                            new DistributedException(
+                                    description + " still runs after the abort; its arrays too"));
+                    break;
+                }
+                polls = backOff(polls);
+            }
+        } finally {
+            Thread.currentThread().interrupt();
+        }
+        return failure;
+    }
+
+    /** Spins for the first polls (a collective of microseconds), then parks ever longer. */
+    private static int backOff(int polls) {
+        if (polls > 1000) {
+            LockSupport.parkNanos(polls > 100_000 ? 1_000_000 : 10_000);
+        }
+        return Math.min(polls + 1, 1_000_000);
     }
 
     /** {@inheritDoc} */

@@ -31,6 +31,12 @@ public final class ProcessMaps {
 
     private static final Path SELF = Path.of("/proc/self/maps");
 
+    /**
+     * What the kernel appends to the path of a mapped file no longer on disk (a wheel upgraded or
+     * removed under the running process).
+     */
+    private static final String DELETED = " (deleted)";
+
     private final List<String> files;
 
     private ProcessMaps(List<String> files) {
@@ -93,6 +99,33 @@ public final class ProcessMaps {
             }
         }
         return found;
+    }
+
+    /**
+     * Returns a mapped file's name without the kernel's {@code " (deleted)"} mark.
+     *
+     * @param mapped a path or file name as the maps give it
+     * @return the name the file had
+     */
+    public static String withoutDeletedMark(String mapped) {
+        return mapped.endsWith(DELETED)
+                ? mapped.substring(0, mapped.length() - DELETED.length())
+                : mapped;
+    }
+
+    /**
+     * Returns how to load a library mapped in this process so as to get that very library: its
+     * path, or, where the kernel marks the file deleted, its soname. The path of a deleted file
+     * names nothing, or a new file put there since, another file (another inode) that the loader
+     * would map as a second copy; by soname it returns the library already loaded.
+     *
+     * @param mapped the library's path as the maps give it
+     * @param soname the library's soname, e.g. {@code libnccl.so.2}
+     * @return the path or the soname
+     */
+    public static String loadName(Path mapped, String soname) {
+        String path = mapped.toString();
+        return path.equals(withoutDeletedMark(path)) ? path : soname;
     }
 
     /**

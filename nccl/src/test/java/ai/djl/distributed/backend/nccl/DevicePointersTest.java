@@ -60,6 +60,19 @@ class DevicePointersTest {
     }
 
     @Test
+    void aLibtorchMappedFromAFileSinceReplacedIsLoadedBySoname() {
+        String lib = "/site/torch/lib/libtorch_cpu.so";
+        assertEquals(
+                lib,
+                DevicePointers.libtorch(ProcessMaps.parse(List.of("7f-80 r-xp 0 08:01 7 " + lib))));
+        // By path, the loader would find nothing, or load the new file as a second libtorch.
+        assertEquals(
+                "libtorch_cpu.so",
+                DevicePointers.libtorch(
+                        ProcessMaps.parse(List.of("7f-80 r-xp 0 08:01 7 " + lib + " (deleted)"))));
+    }
+
+    @Test
     void theShimPointerIsTheArraysMemory() {
         try (NDManager m = manager.newSubManager()) {
             NDArray a = m.arange(24f).reshape(4, 6);

@@ -21,11 +21,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.djl.Device;
 import ai.djl.distributed.DistributedException;
-import ai.djl.distributed.ReduceOp;
 import ai.djl.distributed.Work;
 import ai.djl.distributed.backend.BackendContext;
 import ai.djl.distributed.store.HashStore;
-import ai.djl.ndarray.types.DataType;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -60,25 +58,18 @@ class NcclBackendAbortTest {
     }
 
     private static Work sum(NcclBackend b, int size) {
-        TensorView v =
-                new TensorView(
-                        0x10000,
-                        Device.Type.GPU,
-                        0,
-                        DataType.FLOAT32,
-                        0,
-                        4,
-                        0,
-                        new long[] {4},
-                        new long[] {1});
-        NcclPlans plans = new NcclPlans(0, size);
-        return b.runOn(
-                "allReduce",
-                Device.gpu(0),
-                List.of(v),
-                l -> plans.allReduce(l, ReduceOp.SUM),
-                List.of(v),
-                false);
+        return ScriptedGpu.sum(b, ScriptedGpu.view(0x10000, 4), size);
+    }
+
+    /** A backend of one rank whose watchdogs' threads the factory makes. */
+    private NcclBackend withThreads(ThreadFactory threads) {
+        return new NcclBackend(
+                context(0, 1, Duration.ofSeconds(10)),
+                gpu.runtime(),
+                DevicePointers::get,
+                null,
+                false,
+                threads);
     }
 
     /** Whether a thread other than the aborting one, polling during the abort, sees success. */
@@ -140,15 +131,8 @@ class NcclBackendAbortTest {
             Work w = sum(world, 2);
             AtomicReference<Boolean> seen = new AtomicReference<>();
             gpu.duringAbort = () -> pollDuringAbort(w, seen);
-            gpu.initPolls = Integer.MAX_VALUE; // the other member never calls ncclCommSplit
-            BackendContext child =
-                    new BackendContext(
-                            new HashStore(),
-                            0,
-                            2,
-                            Device.Type.GPU,
-                            Duration.ofMillis(300),
-                            Map.of());
+            gpu.splitOutcome = NcclResult.INVALID_USAGE.code(); // NCCL refuses the split
+            BackendContext child = ScriptedGpu.context(0, 2, Duration.ofSeconds(10));
             assertThrows(DistributedException.class, () -> world.split(new int[] {0, 1}, child));
             assertEquals(Boolean.FALSE, seen.get(), "success seen while the parent was aborted");
             failureOf(w);
@@ -197,14 +181,7 @@ class NcclBackendAbortTest {
     @Test
     void aCommunicatorWhoseWatchdogCannotStartIsFreedAndTheNextCollectiveMakesAnother() {
         OutOfMemoryError noThread = new OutOfMemoryError("unable to create native thread");
-        try (NcclBackend b =
-                new NcclBackend(
-                        context(0, 1, Duration.ofSeconds(10)),
-                        gpu.runtime(),
-                        DevicePointers::get,
-                        null,
-                        false,
-                        failingAt(noThread, 1))) {
+        try (NcclBackend b = withThreads(failingAt(noThread, 1))) {
             assertSame(noThread, assertThrows(OutOfMemoryError.class, () -> sum(b, 1)));
             assertEquals(
                     List.of(
@@ -220,6 +197,43 @@ class NcclBackendAbortTest {
         List<String> log = gpu.log();
         assertTrue(log.get(log.size() - 1).equals("cuDevicePrimaryCtxRelease"), log.toString());
         assertEquals(1, log.stream().filter("ncclCommFinalize"::equals).count(), log.toString());
+    }
+
+    @Test
+    void aFailedCleanupDoesNotHideWhyCreationFailed() {
+        gpu.initPolls = Integer.MAX_VALUE; // the peer never joins
+        gpu.duringAbort = () -> gpu.ctxError = CudaResult.INVALID_CONTEXT.code(); // driver goes
+        try (NcclBackend b = backend(0, 2, Duration.ofMillis(300))) {
+            DistributedException e = assertThrows(DistributedException.class, () -> sum(b, 2));
+            assertTrue(
+                    e.getMessage().startsWith("ncclCommInitRankConfig did not finish within"),
+                    e.getMessage());
+            assertCleanupFailureSuppressed(e);
+        } finally {
+            gpu.ctxError = 0;
+        }
+    }
+
+    @Test
+    void aFailedCleanupDoesNotHideWhyTheWatchdogCouldNotStart() {
+        OutOfMemoryError noThread = new OutOfMemoryError("unable to create native thread");
+        gpu.duringAbort = () -> gpu.ctxError = CudaResult.INVALID_CONTEXT.code();
+        try (NcclBackend b = withThreads(failingAt(noThread, 1))) {
+            assertSame(noThread, assertThrows(OutOfMemoryError.class, () -> sum(b, 1)));
+            assertCleanupFailureSuppressed(noThread);
+        } finally {
+            gpu.ctxError = 0;
+        }
+    }
+
+    /** The communicator was aborted, freeing failed, and the context went back all the same. */
+    private void assertCleanupFailureSuppressed(Throwable cause) {
+        List<String> log = gpu.log();
+        assertTrue(log.contains("ncclCommAbort"), log.toString());
+        assertEquals("cuDevicePrimaryCtxRelease", log.get(log.size() - 1), log.toString());
+        assertEquals(1, cause.getSuppressed().length, cause.toString());
+        String m = cause.getSuppressed()[0].getMessage();
+        assertTrue(m.startsWith("cuCtxSetCurrent -> "), m);
     }
 
     @Test

@@ -376,16 +376,18 @@ class NcclBackendControlTest {
     }
 
     @Test
-    void aSplitPastItsDeadlineAbortsTheParentAndTheChildNcclWritesLate() {
-        try (NcclBackend world = backend(0, 2, Duration.ofSeconds(10), Map.of("device", "0"))) {
+    void aSplitPastTheParentsDeadlineAbortsTheParentAndTheChildNcclWritesLate() {
+        try (NcclBackend world = backend(0, 2, Duration.ofMillis(300), Map.of("device", "0"))) {
             gpu.initPolls = Integer.MAX_VALUE; // the other member never calls ncclCommSplit
+            // The sub-group's longer timeout is not the bound: a rank outside it, which knows only
+            // the parent's, would give up at the parent's and abort the parent under the members.
             BackendContext child =
                     new BackendContext(
                             new HashStore(),
                             0,
                             2,
                             Device.Type.GPU,
-                            Duration.ofMillis(300),
+                            Duration.ofSeconds(20),
                             Map.of());
             DistributedException e =
                     assertThrows(
@@ -427,7 +429,7 @@ class NcclBackendControlTest {
     }
 
     @Test
-    void withBlockingWaitTheHostWaitsBoundedAndInterruptible() {
+    void withBlockingWaitTheHostWaitsBoundedAndAnInterruptAbortsAsWorkPromises() {
         gpu.eventsComplete = false;
         try (NcclBackend b =
                 backend(0, 1, Duration.ofSeconds(30), Map.of("blockingWait", "true"))) {
@@ -442,22 +444,33 @@ class NcclBackendControlTest {
             assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(5));
             assertFalse(
                     gpu.log().contains("cuStreamWaitEvent(legacy waits 0x1002)"), "no stream wait");
+            // Work.waitFor: an interrupt aborts the operation (failing the group), the wait goes
+            // on until the backend has let go of the arrays, then throws with the flag set.
             Thread.currentThread().interrupt();
             try {
                 DistributedException interrupted =
                         assertThrows(DistributedException.class, w::waitFor);
-                assertTrue(
-                        interrupted
-                                .getMessage()
-                                .startsWith("interrupted while waiting for nccl allReduce"),
+                assertEquals(
+                        "interrupted while waiting for nccl allReduce (rank 0), which was aborted",
                         interrupted.getMessage());
-                assertTrue(Thread.currentThread().isInterrupted(), "the flag stays set");
+                assertTrue(Thread.currentThread().isInterrupted(), "the flag is set");
             } finally {
                 Thread.interrupted();
             }
-            gpu.eventsComplete = true;
-            w.waitFor(Duration.ofSeconds(5));
-            assertTrue(w.isSuccess());
+            assertTrue(gpu.log().contains("ncclCommAbort"), gpu.log().toString());
+            // Let go: failed, its events destroyed (not kept for reuse), before waitFor threw.
+            assertTrue(w.isCompleted() && !w.isSuccess(), w.toString());
+            assertTrue(gpu.log().contains("cuEventDestroy(0x1002)"), gpu.log().toString());
+            assertTrue(
+                    w.getException()
+                            .getMessage()
+                            .contains("a thread waiting for it was interrupted"),
+                    w.getException().getMessage());
+            DistributedException later =
+                    assertThrows(
+                            DistributedException.class,
+                            () -> sum(b, view(DataType.FLOAT32, 0x10000, 4), ReduceOp.SUM));
+            assertTrue(later.getMessage().contains("aborted earlier"), later.getMessage());
         }
     }
 

@@ -149,14 +149,25 @@ class NcclBackendProviderTest {
 
     @Test
     void aDriverWithoutAGpuIsNamed() {
+        String m = probeFailure(driver(12040, 0));
+        assertTrue(m.contains("(CUDA 12.4) sees no GPU"), m);
+    }
+
+    /** Why the probe with this driver and no NCCL fails. */
+    private static String probeFailure(CudaDriver driver) {
         NcclLocator none = new NcclLocator(List.of(), t -> null);
-        NcclUnavailableException e =
-                assertThrows(
+        return assertThrows(
                         NcclUnavailableException.class,
-                        () ->
-                                NcclRuntime.probe(
-                                        n -> driver(12040, 0), none, ProcessMaps.parse(List.of())));
-        assertTrue(e.getMessage().contains("(CUDA 12.4) sees no GPU"), e.getMessage());
+                        () -> NcclRuntime.probe(n -> driver, none, ProcessMaps.parse(List.of())))
+                .getMessage();
+    }
+
+    @Test
+    void aDriverReportingNoVersionIsNamedWithTheRest() {
+        String m = probeFailure(driver(0, 1));
+        assertTrue(
+                m.contains("CUDA driver: cuDriverGetVersion reported CUDA driver version: 0"), m);
+        assertTrue(m.contains("NCCL: no usable NCCL"), m);
     }
 
     @Test

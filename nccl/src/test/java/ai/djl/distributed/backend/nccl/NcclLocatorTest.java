@@ -98,6 +98,53 @@ class NcclLocatorTest {
     }
 
     @Test
+    void anNcclMappedFromAFileSinceReplacedIsLoadedBySoname() {
+        // The kernel marks a mapped file no longer on disk (a wheel upgraded under the process);
+        // by path the loader would find nothing, or load the new file as a second NCCL.
+        String wheel = "/venv/lib/python3.12/site-packages/nvidia/nccl/lib/libnccl.so.2";
+        ProcessMaps maps =
+                ProcessMaps.parse(
+                        List.of("7f00-7f10 r-xp 00000000 08:01 42 " + wheel + " (deleted)"));
+        Map<String, String> env = Map.of("CONDA_PREFIX", "/conda");
+        List<Candidate> list = NcclCandidates.list(env::get, k -> null, maps);
+        assertEquals(List.of("libnccl.so.2"), targets(list));
+        assertTrue(list.get(0).bySystemLoader());
+        assertTrue(list.get(0).place().contains(wheel + " since replaced"), list.get(0).place());
+        List<String> opened = new ArrayList<>();
+        NcclLocator locator =
+                new NcclLocator(
+                        list,
+                        t -> {
+                            opened.add(t);
+                            return NativeFakes.nccl(22809);
+                        });
+        assertEquals(new NcclVersion(2, 28, 9), locator.locate().version());
+        assertEquals(List.of("libnccl.so.2"), opened);
+    }
+
+    @Test
+    void aLibraryWithABadVersionCodeIsListedAndTheNextTried() {
+        NcclLibrary bad = NativeFakes.nccl(0);
+        NcclLibrary good = NativeFakes.nccl(22809);
+        List<Candidate> candidates =
+                List.of(
+                        new Candidate("first", "libnotnccl.so", true),
+                        new Candidate("second", "libnccl.so.2", true));
+        NcclLocator.Found found =
+                new NcclLocator(candidates, t -> t.equals("libnotnccl.so") ? bad : good).locate();
+        assertSame(good, found.library());
+        assertEquals("second", found.place());
+        NcclLocator onlyBad = new NcclLocator(candidates.subList(0, 1), t -> bad);
+        NcclUnavailableException e = assertThrows(NcclUnavailableException.class, onlyBad::locate);
+        assertTrue(
+                e.getMessage()
+                        .contains(
+                                "first: libnotnccl.so -> loaded, but not an NCCL: NCCL version"
+                                        + " code: 0"),
+                e.getMessage());
+    }
+
+    @Test
     void anExplicitPathIsTheOnlyPlaceTried() throws IOException {
         Path dir = Files.createDirectories(tmp.resolve("mine"));
         Map<String, String> env = Map.of("DJL_DIST_NCCL_LIBRARY", "/from/env/libnccl.so.2");

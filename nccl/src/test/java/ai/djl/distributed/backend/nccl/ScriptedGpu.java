@@ -13,13 +13,22 @@
  */
 package ai.djl.distributed.backend.nccl;
 
+import ai.djl.Device;
+import ai.djl.distributed.ReduceOp;
+import ai.djl.distributed.Work;
+import ai.djl.distributed.backend.BackendContext;
 import ai.djl.distributed.backend.nccl.CudaCompatibility.CudaVersion;
+import ai.djl.distributed.store.HashStore;
+import ai.djl.ndarray.types.DataType;
 
 import com.sun.jna.Pointer;
 import com.sun.jna.ptr.IntByReference;
 import com.sun.jna.ptr.LongByReference;
 import com.sun.jna.ptr.PointerByReference;
 
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -299,12 +308,83 @@ final class ScriptedGpu {
     }
 
     NcclRuntime runtime() {
+        return runtime((m, a) -> null, (m, a) -> null);
+    }
+
+    /** Runs before a call of the scripted driver or NCCL: may block, or answer instead. */
+    @FunctionalInterface
+    interface Hook {
+        /**
+         * Sees a call first.
+         *
+         * @param method the native function's name
+         * @param args its arguments
+         * @return its answer instead of the script's, or null for the script's
+         * @throws Exception to fail the test's thread
+         */
+        Object before(String method, Object[] args) throws Exception;
+    }
+
+    /** This GPU's runtime, each call seen first by a hook. */
+    NcclRuntime runtime(Hook cudaHook, Hook ncclHook) {
         return new NcclRuntime(
-                cuda,
+                hooked(CudaDriver.class, cuda, cudaHook),
                 new CudaVersion(13, 0),
                 1,
                 new NcclLocator.Found(
-                        nccl, "/scripted/libnccl.so.2", new NcclVersion(2, 28, 9), "test"));
+                        hooked(NcclLibrary.class, nccl, ncclHook),
+                        "/scripted/libnccl.so.2",
+                        new NcclVersion(2, 28, 9),
+                        "test"));
+    }
+
+    private static <T> T hooked(Class<T> type, T script, Hook hook) {
+        return type.cast(
+                Proxy.newProxyInstance(
+                        type.getClassLoader(),
+                        new Class<?>[] {type},
+                        (self, method, args) -> {
+                            Object answer = hook.before(method.getName(), args);
+                            if (answer != null) {
+                                return answer;
+                            }
+                            try {
+                                return method.invoke(script, args);
+                            } catch (InvocationTargetException e) {
+                                throw e.getCause();
+                            }
+                        }));
+    }
+
+    /** The context of a group on GPUs, over a store of its own. */
+    static BackendContext context(int rank, int size, Duration timeout) {
+        return new BackendContext(new HashStore(), rank, size, Device.Type.GPU, timeout, Map.of());
+    }
+
+    /** A float32 vector of n elements at an address on GPU 0. */
+    static TensorView view(long address, long n) {
+        return new TensorView(
+                address,
+                Device.Type.GPU,
+                0,
+                DataType.FLOAT32,
+                0,
+                n,
+                0,
+                new long[] {n},
+                new long[] {1});
+    }
+
+    /** An all-reduce (SUM) of one array, as rank 0 of a group of the given size. */
+    static Work sum(NcclBackend b, TensorView v, int size) {
+        NcclPlans plans = new NcclPlans(0, size);
+        return b.runOn(
+                "allReduce",
+                Device.gpu(0),
+                List.of(v),
+                l -> plans.allReduce(l, ReduceOp.SUM),
+                List.of(v),
+                false);
     }
 
     synchronized List<String> log() {
