@@ -102,6 +102,11 @@ final class ExampleCommandLine {
 
     private static CommandLine commandLine(Object options, String synopsis) {
         CommandLine cmd = new CommandLine(options);
+        // A value reaches the example as typed: picocli would replace "@file" by the file's
+        // contents (a --prompt of "@notes" would become the notes), which djlrun never does.
+        cmd.setExpandAtFiles(false);
+        // a repeated option takes its last value, as djlrun's options do
+        cmd.setOverwrittenOptionsAllowed(true);
         cmd.getCommandSpec()
                 .usageMessage()
                 .width(100)
@@ -112,7 +117,7 @@ final class ExampleCommandLine {
         return cmd;
     }
 
-    // "--steps: x (expected: a number)"; a converter of this project says what it expected
+    // "--steps: x (expected: an integer)"; a converter of this project says what it expected
     private static IllegalArgumentException badValue(ParameterException e) {
         ArgSpec arg = e.getArgSpec();
         String value = e.getValue();
@@ -124,13 +129,35 @@ final class ExampleCommandLine {
             return new IllegalArgumentException(
                     name(arg) + ": takes no value (got '" + value + "')", e);
         }
-        Class<?> type = arg.type();
-        String expected =
-                Number.class.isAssignableFrom(type) || (type.isPrimitive() && type != boolean.class)
-                        ? "a number"
-                        : e.getCause() != null ? e.getCause().getMessage() : e.getMessage();
+        String expected = expectedNumber(arg.type(), value);
+        if (expected == null) {
+            expected = e.getCause() != null ? e.getCause().getMessage() : e.getMessage();
+        }
         return new IllegalArgumentException(
                 name(arg) + ": " + value + " (expected: " + expected + ")", e);
+    }
+
+    // what a number option takes: an integer (with its type's range when the value is an integer
+    // beyond it) or a decimal number; null for another type
+    private static String expectedNumber(Class<?> type, String value) {
+        boolean digits = value.matches("[+-]?[0-9]+");
+        if (type == int.class || type == Integer.class) {
+            return digits
+                    ? "an integer from " + Integer.MIN_VALUE + " to " + Integer.MAX_VALUE
+                    : "an integer";
+        }
+        if (type == long.class || type == Long.class) {
+            return digits
+                    ? "an integer from " + Long.MIN_VALUE + " to " + Long.MAX_VALUE
+                    : "an integer";
+        }
+        if (type == double.class
+                || type == Double.class
+                || type == float.class
+                || type == Float.class) {
+            return "a decimal number, e.g. 0.5 or 1e-3";
+        }
+        return null;
     }
 
     // picocli's exception names neither the flag nor the value: find them on the line

@@ -19,6 +19,7 @@ import ai.djl.distributed.fsdp.FullyShardedDataParallel;
 import ai.djl.distributed.fsdp.ShardingStrategy;
 import ai.djl.distributed.pg.DeviceMesh;
 import ai.djl.distributed.pg.ProcessGroup;
+import ai.djl.distributed.rendezvous.DistributedEnv;
 import ai.djl.distributed.transformer.GptCheckpoint;
 import ai.djl.distributed.transformer.GptModel;
 import ai.djl.training.DefaultTrainingConfig;
@@ -109,6 +110,34 @@ public final class FsdpBasics {
         return TransformerBasics.run(o.gpt, new Sharded(strategy(o.strategy)));
     }
 
+    /**
+     * Returns how many ranks share the shards under HYBRID_SHARD: one host's, {@code
+     * LOCAL_WORLD_SIZE} as the launcher sets it (read through {@link DistributedEnv}: the
+     * environment, then a system property), 1 without it.
+     *
+     * @param env the launcher's environment
+     * @param worldSize the number of ranks
+     * @return the ranks per host, which divides {@code worldSize}
+     * @throws IllegalArgumentException if LOCAL_WORLD_SIZE is not an integer, is below 1, or does
+     *     not divide the number of ranks
+     */
+    static int ranksPerHost(DistributedEnv env, int worldSize) {
+        int perHost = env.getInt("LOCAL_WORLD_SIZE").orElse(1);
+        if (perHost < 1) {
+            throw new IllegalArgumentException(
+                    "LOCAL_WORLD_SIZE: " + perHost + " (expected: at least 1)");
+        }
+        if (worldSize % perHost != 0) {
+            throw new IllegalArgumentException(
+                    "HYBRID_SHARD: "
+                            + worldSize
+                            + " ranks (expected: a multiple of LOCAL_WORLD_SIZE "
+                            + perHost
+                            + ")");
+        }
+        return perHost;
+    }
+
     /** Reads and checks the options, the strategy's name included. */
     private static Options parse(String... args) {
         Options o = ExampleCommandLine.parse(new Options(), SYNOPSIS, args);
@@ -166,16 +195,7 @@ public final class FsdpBasics {
                             .optStrategy(strategy);
             if (strategy == ShardingStrategy.HYBRID_SHARD) {
                 // One host's ranks share the shards (a row); hosts replicate them.
-                int perHost =
-                        Integer.parseInt(System.getenv().getOrDefault("LOCAL_WORLD_SIZE", "1"));
-                if (perHost <= 0 || group.getSize() % perHost != 0) {
-                    throw new IllegalArgumentException(
-                            "HYBRID_SHARD: "
-                                    + group.getSize()
-                                    + " ranks (expected: a multiple of LOCAL_WORLD_SIZE "
-                                    + perHost
-                                    + ")");
-                }
+                int perHost = ranksPerHost(DistributedEnv.fromProcess(), group.getSize());
                 mesh = DeviceMesh.create(group, group.getSize() / perHost, perHost);
                 b.optDeviceMesh(mesh);
             }

@@ -18,6 +18,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -26,6 +27,7 @@ import picocli.CommandLine.Option;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -43,7 +45,7 @@ class ExampleCommandLineTest {
             delimiter = '|',
             value = {
                 "DdpBasics|--batch|0|ddp_basics: --batch: 0 (expected: > 0)",
-                "TransformerBasics|--steps|x|transformer_basics: --steps: x (expected: a number)",
+                "TransformerBasics|--steps|x|transformer_basics: --steps: x (expected: an integer)",
                 "FsdpBasics|--strategy|foo|fsdp_basics: --strategy: foo (expected: FULL_SHARD,"
                         + " SHARD_GRAD_OP, NO_SHARD or HYBRID_SHARD)"
             })
@@ -163,12 +165,56 @@ class ExampleCommandLineTest {
         String usage = ExampleCommandLine.usage(new WithStrategy(), "usage: test [options]");
         assertTrue(usage.contains("--strategy") && usage.contains("--final-eval-batches"), usage);
         assertEquals(
-                "--batch: x (expected: a number)",
+                "--batch: x (expected: an integer)",
                 assertThrows(
                                 IllegalArgumentException.class,
                                 () ->
                                         ExampleCommandLine.parse(
                                                 new WithStrategy(), "usage: test", "--batch", "x"))
                         .getMessage());
+    }
+
+    /** A value that starts with '@' is the value, not the name of a file to read it from. */
+    @Test
+    void aValueStartingWithAtIsTakenAsTyped(@TempDir Path dir) throws IOException {
+        Path file = dir.resolve("p");
+        Files.writeString(file, "--steps 5\n");
+        String typed = "@" + file;
+        GptTrainOptions o = GptTrainOptions.parse("--prompt", typed);
+        assertEquals(typed, o.prompt);
+        assertEquals(List.of("--prompt=" + typed), parse("--prompt", typed));
+        // an @file standing alone is an argument too, not the file's options
+        String m = assertThrows(IllegalArgumentException.class, () -> parse(typed)).getMessage();
+        assertTrue(m.startsWith("unknown option: " + typed + "\n"), m);
+    }
+
+    /** A number option's refusal says whether an integer or a decimal number was expected. */
+    @ParameterizedTest
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "--batch|2.5|an integer",
+                "--steps|1e3|an integer",
+                "--seed|99999999999|an integer from -2147483648 to 2147483647",
+                "--seed|-2147483649|an integer from -2147483648 to 2147483647",
+                "--lr|fast|a decimal number, e.g. 0.5 or 1e-3",
+                "--minutes|1,5|a decimal number, e.g. 0.5 or 1e-3"
+            })
+    void aBadNumberNamesTheKindOfNumberExpected(String option, String value, String expected) {
+        assertEquals(
+                option + ": " + value + " (expected: " + expected + ")",
+                assertThrows(
+                                IllegalArgumentException.class,
+                                () -> GptTrainOptions.parse(option, value))
+                        .getMessage());
+    }
+
+    /** A repeated option takes its last value, as bin/djlrun's options do. */
+    @Test
+    void aRepeatedOptionTakesItsLastValue() {
+        GptTrainOptions o = GptTrainOptions.parse("--batch", "8", "--batch=9", "--seed", "1");
+        assertEquals(9, o.batch);
+        assertEquals(1, o.seed);
+        assertEquals(List.of("--epochs=1", "--epochs=2"), parse("--epochs", "1", "--epochs", "2"));
     }
 }

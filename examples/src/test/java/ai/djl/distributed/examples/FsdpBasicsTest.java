@@ -17,9 +17,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.djl.distributed.rendezvous.DistributedEnv;
 import ai.djl.distributed.transformer.GptCheckpoint;
 import ai.djl.distributed.transformer.GptGenerator;
 
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -28,6 +30,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -47,46 +50,7 @@ class FsdpBasicsTest {
     @Test
     @Timeout(150)
     void twoRanksShardTheModelAndWriteAFullCheckpoint(@TempDir Path dir) throws Exception {
-        Djlrun.Run run =
-                Djlrun.run(
-                        dir,
-                        2,
-                        140,
-                        "fsdp_basics",
-                        "--preset",
-                        "tiny",
-                        "--steps",
-                        "6",
-                        "--batch",
-                        "4",
-                        "--vocab",
-                        "300",
-                        "--max-docs",
-                        "60",
-                        "--eval-every",
-                        "3",
-                        "--eval-batches",
-                        "2",
-                        "--final-eval-batches",
-                        "3",
-                        "--sample-tokens",
-                        "12",
-                        "--out",
-                        dir.resolve("out").toString());
-        String log = run.log();
-        assertEquals(0, run.exitCode(), log);
-        assertTrue(
-                log.contains("[rank0]: fully sharded data parallel: FULL_SHARD over 2 rank(s)"),
-                log);
-        Matcher m = HOLDS.matcher(log);
-        int ranks = 0;
-        while (m.find()) {
-            ranks++;
-            // Half of DDP's 16 bytes per parameter, and a bit for the padding.
-            double share = Double.parseDouble(m.group(6));
-            assertTrue(share >= 0.49 && share <= 0.55, m.group());
-        }
-        assertEquals(2, ranks, log);
+        String log = runTwoRanksHoldingHalf(dir, "FULL_SHARD", 6);
         assertTrue(log.contains("generates the same sample"), log);
         Path out = dir.resolve("out");
         List<String> csv = Files.readAllLines(out.resolve("loss.csv"));
@@ -119,5 +83,109 @@ class FsdpBasicsTest {
                 "--strategy: ZERO_4 (expected: FULL_SHARD, SHARD_GRAD_OP, NO_SHARD or"
                         + " HYBRID_SHARD)",
                 e.getMessage());
+    }
+
+    /**
+     * bin/djlrun --nproc-per-node 2 fsdp_basics --strategy HYBRID_SHARD: LOCAL_WORLD_SIZE is 2, so
+     * one host's two ranks share the shards (a 1 x 2 mesh), each holding half.
+     */
+    @Test
+    @Timeout(150)
+    void hybridShardShardsWithinTheHost(@TempDir Path dir) throws Exception {
+        runTwoRanksHoldingHalf(dir, "HYBRID_SHARD", 3);
+    }
+
+    /**
+     * Runs bin/djlrun --nproc-per-node 2 fsdp_basics with a tiny model; checks that it succeeded
+     * with the strategy, and that each rank holds half of what DDP holds.
+     *
+     * @return the job's output
+     */
+    private static String runTwoRanksHoldingHalf(Path dir, String strategy, int steps)
+            throws Exception {
+        Djlrun.Run run =
+                Djlrun.run(
+                        dir,
+                        2,
+                        140,
+                        "fsdp_basics",
+                        "--strategy",
+                        strategy,
+                        "--preset",
+                        "tiny",
+                        "--steps",
+                        Integer.toString(steps),
+                        "--batch",
+                        "4",
+                        "--vocab",
+                        "300",
+                        "--max-docs",
+                        "60",
+                        "--eval-every",
+                        "3",
+                        "--eval-batches",
+                        "2",
+                        "--final-eval-batches",
+                        "3",
+                        "--sample-tokens",
+                        "12",
+                        "--out",
+                        dir.resolve("out").toString());
+        String log = run.log();
+        assertEquals(0, run.exitCode(), log);
+        assertTrue(
+                log.contains(
+                        "[rank0]: fully sharded data parallel: " + strategy + " over 2 rank(s)"),
+                log);
+        Matcher m = HOLDS.matcher(log);
+        int ranks = 0;
+        while (m.find()) {
+            ranks++;
+            // Half of DDP's 16 bytes per parameter, and a bit for the padding.
+            double share = Double.parseDouble(m.group(6));
+            assertTrue(share >= 0.49 && share <= 0.55, m.group());
+        }
+        assertEquals(2, ranks, log);
+        return log;
+    }
+
+    /**
+     * HYBRID_SHARD reads LOCAL_WORLD_SIZE through DistributedEnv: the environment, else a system
+     * property; a bad value names the variable and what was expected.
+     */
+    @Test
+    void hybridShardReadsLocalWorldSizeThroughDistributedEnv() {
+        assertEquals(1, FsdpBasics.ranksPerHost(DistributedEnv.of(Map.of()), 3));
+        assertEquals(
+                2, FsdpBasics.ranksPerHost(DistributedEnv.of(Map.of("LOCAL_WORLD_SIZE", "2")), 4));
+        assertEquals(
+                "LOCAL_WORLD_SIZE: 'two' (expected: an integer)",
+                hybridFails(Map.of("LOCAL_WORLD_SIZE", "two"), 4));
+        assertEquals(
+                "LOCAL_WORLD_SIZE: 0 (expected: at least 1)",
+                hybridFails(Map.of("LOCAL_WORLD_SIZE", "0"), 4));
+        assertEquals(
+                "HYBRID_SHARD: 3 ranks (expected: a multiple of LOCAL_WORLD_SIZE 2)",
+                hybridFails(Map.of("LOCAL_WORLD_SIZE", "2"), 3));
+        Assumptions.assumeTrue(
+                System.getenv("LOCAL_WORLD_SIZE") == null, "LOCAL_WORLD_SIZE is set");
+        String saved = System.getProperty("LOCAL_WORLD_SIZE");
+        System.setProperty("LOCAL_WORLD_SIZE", "4");
+        try {
+            assertEquals(4, FsdpBasics.ranksPerHost(DistributedEnv.fromProcess(), 8));
+        } finally {
+            if (saved == null) {
+                System.clearProperty("LOCAL_WORLD_SIZE");
+            } else {
+                System.setProperty("LOCAL_WORLD_SIZE", saved);
+            }
+        }
+    }
+
+    private static String hybridFails(Map<String, String> env, int worldSize) {
+        return assertThrows(
+                        IllegalArgumentException.class,
+                        () -> FsdpBasics.ranksPerHost(DistributedEnv.of(env), worldSize))
+                .getMessage();
     }
 }

@@ -50,7 +50,7 @@ class GptTrainOptionsTest {
                 assertThrows(
                         IllegalArgumentException.class,
                         () -> GptTrainOptions.parse("--steps", "x"));
-        assertTrue(e.getMessage().startsWith("--steps: x (expected: a number)"), e.getMessage());
+        assertEquals("--steps: x (expected: an integer)", e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> GptTrainOptions.parse("--seed"));
         assertTrue(e.getMessage().startsWith("--seed: missing value"), e.getMessage());
     }

@@ -87,7 +87,7 @@ class ReplicaGroupsOptionsTest {
                         + " host may pick a free one)",
                 fails("--replica-id", "1", "--num-replicas", "2", "--main-store", "h:0"));
         assertEquals("--timeout: 0.0 (expected: > 0 seconds)", fails("--timeout", "0"));
-        assertEquals("--replica-id: x (expected: a number)", fails("--replica-id", "x"));
+        assertEquals("--replica-id: x (expected: an integer)", fails("--replica-id", "x"));
         assertEquals(
                 "--host-main-store: yes (expected: true or false)",
                 fails("--host-main-store", "yes"));

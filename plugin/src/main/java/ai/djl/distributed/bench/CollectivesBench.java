@@ -15,6 +15,7 @@ package ai.djl.distributed.bench;
 
 import ai.djl.Device;
 import ai.djl.distributed.ReduceOp;
+import ai.djl.distributed.launch.ChildProcesses;
 import ai.djl.distributed.pg.ProcessGroup;
 import ai.djl.distributed.pg.ProcessGroups;
 import ai.djl.ndarray.NDArray;
@@ -30,6 +31,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
@@ -43,6 +45,10 @@ public final class CollectivesBench {
 
     /** The longest wait for the ranks, all sizes of every op included. */
     static final Duration TIMEOUT = Duration.ofMinutes(20);
+
+    // how long the ranks may take to exit after SIGTERM, and to go after SIGKILL
+    private static final Duration STOP_GRACE = Duration.ofSeconds(5);
+    private static final Duration KILL_WAIT = Duration.ofSeconds(10);
 
     private CollectivesBench() {}
 
@@ -68,7 +74,12 @@ public final class CollectivesBench {
             throws IOException, InterruptedException {
         int port = freePortBelowEphemeralRange();
         String java = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
-        List<Process> ranks = new ArrayList<>();
+        // read by the shutdown hook while ranks are still being started
+        List<Process> ranks = new CopyOnWriteArrayList<>();
+        // A JVM stopped by SIGTERM or SIGINT runs its shutdown hooks, not this method's finally:
+        // without the hook, the ranks would run on, orphaned, to the end of the benchmark.
+        Thread hook = new Thread(() -> stop(ranks), "djl-bench-collectives-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
         try {
             for (int r = 0; r < worldSize; r++) {
                 ProcessBuilder pb =
@@ -113,8 +124,28 @@ public final class CollectivesBench {
             }
             return code;
         } finally {
-            ranks.forEach(Process::destroyForcibly);
+            stop(ranks);
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException e) {
+                // the JVM is shutting down: the hook is running or has run
+            }
         }
+    }
+
+    // SIGTERM to the ranks still running (and anything they started), SIGKILL after the grace
+    private static void stop(List<Process> ranks) {
+        ChildProcesses.stop(
+                () -> {
+                    List<ProcessHandle> all = new ArrayList<>();
+                    for (Process p : ranks) {
+                        p.descendants().forEach(all::add);
+                        all.add(p.toHandle());
+                    }
+                    return all;
+                },
+                STOP_GRACE,
+                KILL_WAIT);
     }
 
     private static String seconds(Duration d) {

@@ -18,6 +18,9 @@ import ai.djl.distributed.launch.Endpoint;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.TypeConversionException;
 
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+
 /**
  * Reads {@code HOST:PORT} (or {@code [v6-address]:PORT}) options for picocli; the message of a bad
  * value names it and what was expected. Stateless and thread-safe.
@@ -33,6 +36,28 @@ final class EndpointConverter implements ITypeConverter<Endpoint> {
             // picocli prefixes the option's name: "Invalid value for option '--tcp': ..."
             throw new TypeConversionException(
                     "'" + value + "' (expected: HOST:PORT with a port from 1 to 65535)");
+        }
+    }
+
+    /**
+     * Checks that a host resolves, so that a typo is told as such rather than as a failure to
+     * listen or a connect timeout. Blocks for one lookup, bounded by the resolver's own timeout.
+     *
+     * @param option the option that gave the host, for the message
+     * @param host the host name or address
+     * @throws IllegalArgumentException if the host does not resolve
+     */
+    static void checkResolves(String option, String host) {
+        try {
+            InetAddress.getByName(host);
+        } catch (UnknownHostException e) {
+            throw new IllegalArgumentException(
+                    option
+                            + ": "
+                            + host
+                            + " does not resolve (expected: an address, or a host name this"
+                            + " machine resolves)",
+                    e);
         }
     }
 }

@@ -72,6 +72,9 @@ public final class Main implements Callable<Integer> {
     static CommandLine commandLine() {
         // enum values as written in the usage: --warm-up local
         CommandLine cmd = new CommandLine(new Main()).setCaseInsensitiveEnumValuesAllowed(true);
+        // Arguments are taken as typed: picocli would replace "@file" by the file's contents, so
+        // "store set k @v" would store the file v (djlrun does not expand them either).
+        cmd.setExpandAtFiles(false);
         cmd.setExecutionExceptionHandler(
                 (e, line, parsed) -> {
                     PrintWriter err = line.getErr();

@@ -18,6 +18,7 @@ import ai.djl.distributed.store.FileStore;
 import ai.djl.distributed.store.PrefixStore;
 import ai.djl.distributed.store.Store;
 import ai.djl.distributed.store.StoreTimeoutException;
+import ai.djl.distributed.store.tcp.StoreTls;
 import ai.djl.distributed.store.tcp.TcpStore;
 
 import picocli.CommandLine.ArgGroup;
@@ -59,7 +60,10 @@ final class StoreCommand implements Callable<Integer> {
     @ArgGroup(multiplicity = "1")
     private Where where;
 
-    @Option(names = "--prefix", paramLabel = "P", description = "the keys' prefix (PrefixStore)")
+    @Option(
+            names = "--prefix",
+            paramLabel = "P",
+            description = "the keys' prefix (PrefixStore; num-keys still counts the whole store)")
     private String prefix;
 
     @Mixin private TlsOptions tls = new TlsOptions();
@@ -106,8 +110,18 @@ final class StoreCommand implements Callable<Integer> {
         }
         // bad usage is told at once, not after connecting (for up to the timeout)
         checkOperands();
+        String tlsOption = tls.firstGiven();
+        if (where.file != null && tlsOption != null) {
+            throw usage(tlsOption + ": applies to --tcp only (expected: no --tls-* with --file)");
+        }
+        // a TLS setting that cannot work is told before connecting, too
+        StoreTls tlsSettings =
+                where.file != null ? null : tls.resolve(spec.commandLine(), System.getenv());
+        if (where.tcp != null) {
+            EndpointConverter.checkResolves("--tcp", where.tcp.host());
+        }
         Duration timeout = Duration.ofNanos(nanos);
-        try (Store base = open(timeout)) {
+        try (Store base = open(timeout, tlsSettings)) {
             Store store = prefix != null ? new PrefixStore(prefix, base) : base;
             store.setTimeout(timeout);
             return apply(store, op, operands);
@@ -153,7 +167,7 @@ final class StoreCommand implements Callable<Integer> {
         }
     }
 
-    private Store open(Duration timeout) {
+    private Store open(Duration timeout, StoreTls tlsSettings) {
         if (where.file != null) {
             // An observer: a participant would count in refcount/ and cleanup/, so an operator's
             // look at a job's file could make the job's last worker delete it early; and a read
@@ -164,10 +178,8 @@ final class StoreCommand implements Callable<Integer> {
                 TcpStore.builder()
                         .setHost(where.tcp.host())
                         .setPort(where.tcp.port())
-                        .optTimeout(timeout);
-        if (tls.given()) {
-            builder.optTls(tls.build());
-        }
+                        .optTimeout(timeout)
+                        .optTls(tlsSettings);
         return builder.build();
     }
 

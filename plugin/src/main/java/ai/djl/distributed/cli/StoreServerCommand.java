@@ -115,6 +115,7 @@ final class StoreServerCommand implements Callable<Integer> {
                     spec.commandLine(),
                     "--busy-poll-us: " + busyPollUs + " (expected: at least 0)");
         }
+        EndpointConverter.checkResolves("--host", host);
         TcpStoreServer.Builder builder = TcpStoreServer.builder().optHost(host).optPort(port);
         if (ioThreads != null) {
             builder.optIoThreads(ioThreads);
@@ -125,9 +126,8 @@ final class StoreServerCommand implements Callable<Integer> {
         if (noDirect) {
             builder.optDirectConnections(false);
         }
-        if (tls.given()) {
-            builder.optTls(tls.build());
-        }
+        // each --tls-* option, else its DJL_DIST_STORE_TLS_* variable
+        builder.optTls(tls.resolve(spec.commandLine(), System.getenv()));
         int expected = worldSize == null ? 0 : worldSize;
         TcpStoreServer server = builder.build();
         // The warm-up's garbage fills most of the young generation; left there, the first

@@ -150,9 +150,18 @@ record LaunchOptions(
         int nnodes = v.nnodes();
         Endpoint rdzv = v.endpoint(LaunchOption.RDZV_ENDPOINT);
         if (v.has(LaunchOption.STANDALONE) && (nnodes > 1 || rdzv != null)) {
+            // name where the conflicting value came from: a PET_NNODES of the environment, say
+            String nodes = nnodes > 1 ? v.source(LaunchOption.NNODES) : "--nnodes";
+            String endpoint =
+                    rdzv != null ? v.source(LaunchOption.RDZV_ENDPOINT) : "--rdzv-endpoint";
             throw new IllegalArgumentException(
-                    "--standalone: runs one node (expected: no --nnodes above 1 and no"
-                            + " --rdzv-endpoint)");
+                    "--standalone: runs one node, but "
+                            + (nnodes > 1 ? nodes + " is " + nnodes : endpoint + " is " + rdzv)
+                            + " (expected: no "
+                            + nodes
+                            + " above 1 and no "
+                            + endpoint
+                            + ")");
         }
         int defaultPort = nnodes > 1 ? DEFAULT_MULTI_NODE_PORT : 0;
         String prefix = v.string(LaunchOption.LOG_LINE_PREFIX_TEMPLATE, DEFAULT_PREFIX_TEMPLATE);

@@ -133,16 +133,7 @@ final class LocalWorkers implements AutoCloseable {
      */
     synchronized void stop(Duration grace) {
         stopping = true;
-        List<ProcessHandle> all = live();
-        if (!all.isEmpty()) {
-            all.forEach(ProcessHandle::destroy);
-            if (!awaitGone(all, grace)) {
-                // found again: a process may have started others meanwhile
-                List<ProcessHandle> left = live();
-                left.forEach(ProcessHandle::destroyForcibly);
-                awaitGone(left, KILL_WAIT);
-            }
-        }
+        ChildProcesses.stop(this::live, grace, KILL_WAIT);
         long drained = System.nanoTime() + DRAIN_NANOS;
         for (Worker w : workers) {
             w.awaitDrained(drained);
@@ -178,23 +169,6 @@ final class LocalWorkers implements AutoCloseable {
     @Override
     public void close() {
         stop(grace);
-    }
-
-    private static boolean awaitGone(List<ProcessHandle> handles, Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        // a zombie is gone: it has exited (and may never be reaped where this JVM is pid 1)
-        while (handles.stream().anyMatch(ProcessGroups::running)) {
-            if (System.nanoTime() - deadline >= 0) {
-                return false;
-            }
-            try {
-                Thread.sleep(20);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return false;
-            }
-        }
-        return true;
     }
 
     /** One worker process and its threads. */

@@ -24,6 +24,9 @@ import java.time.Duration;
  */
 final class OptionValues {
 
+    // the longest duration a seconds option takes: a year
+    private static final double MAX_SECONDS = 365 * 24 * 3600.0;
+
     private final ParseResult parsed;
 
     /**
@@ -174,8 +177,13 @@ final class OptionValues {
                 s = Double.NaN;
             }
             // at most a year: a typo should not become an endless wait
-            if (!(s > 0 && s <= 365 * 24 * 3600.0)) {
-                throw bad(option, v, "a positive number of seconds");
+            if (!(s > 0 && s <= MAX_SECONDS)) {
+                throw bad(
+                        option,
+                        v,
+                        "a positive number of seconds, at most "
+                                + (long) MAX_SECONDS
+                                + " (a year)");
             }
         }
         return Duration.ofNanos(Math.max(1_000_000L, (long) (s * 1e9)));
@@ -197,7 +205,14 @@ final class OptionValues {
                 source(option) + ": '" + value + "' (expected: " + expected + ")");
     }
 
-    private String source(LaunchOption option) {
+    /**
+     * Returns where an option's value came from, for a message.
+     *
+     * @param option the option
+     * @return {@code --name} if given on the command line, else its variable ({@code $PET_NAME}) if
+     *     it has one, else {@code --name}
+     */
+    String source(LaunchOption option) {
         return LaunchCommandLine.source(parsed, option);
     }
 

@@ -21,10 +21,19 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * Copies one worker stream to one of the launcher's, a whole line at a time with a prefix such as
- * {@code [rank0]: }. Lines of different workers never interleave: each line is written and flushed
- * while holding the target stream's monitor, the lock {@link PrintStream}'s own methods take. Bytes
- * are copied as they are (no charset decoding); a line longer than {@link #MAX_LINE_BYTES} is split
- * into prefixed pieces, and a last line without a newline gets one.
+ * {@code [rank0]: }. Lines of different workers never interleave: each piece is written and flushed
+ * while holding the target stream's monitor, the lock {@link PrintStream}'s own methods take, and
+ * each piece starts with the prefix and ends with {@code \n} or {@code \r}. Bytes are copied as
+ * they are (no charset decoding); a line longer than {@link #MAX_LINE_BYTES} is split into prefixed
+ * pieces, and a last line without a newline gets one.
+ *
+ * <p>A carriage return ends a piece too, kept as it is: a progress bar (DJL's {@code ProgressBar})
+ * redraws its line with {@code \r} and writes no newline until it is done. Text that follows a
+ * {@code \r} is such a redraw, and is written at the end of each read rather than held until a
+ * newline, as {@code prefix + text + \r}: so the bar is live on a terminal, each redraw shows the
+ * prefix, and the cursor is back at the start of the line for whatever another worker writes. A
+ * redraw that grows before its end is written again, whole; {@code \r\n} ends a line as {@code \n}
+ * does.
  *
  * <p>{@link #run()} blocks until the worker closes the stream; it is meant to run on its own
  * thread.
@@ -33,6 +42,10 @@ final class OutputPrefixer implements Runnable {
 
     /** The longest piece of a line held before it is written anyway. */
     static final int MAX_LINE_BYTES = 64 * 1024;
+
+    private static final byte[] LF = {'\n'};
+    private static final byte[] CR = {'\r'};
+    private static final byte[] CRLF = {'\r', '\n'};
 
     private final InputStream in;
     private final PrintStream out;
@@ -56,6 +69,10 @@ final class OutputPrefixer implements Runnable {
     @Override
     public void run() {
         byte[] buf = new byte[8192];
+        // the piece being read follows a '\r': a redraw, written at the end of each read
+        boolean redraw = false;
+        // how many bytes of the piece were written already (as prefix + bytes + '\r')
+        int shown = 0;
         try {
             int n;
             while ((n = in.read(buf)) >= 0) {
@@ -63,21 +80,46 @@ final class OutputPrefixer implements Runnable {
                 for (int i = 0; i < n; ++i) {
                     if (buf[i] == '\n') {
                         line.write(buf, start, i - start);
-                        emit();
+                        emit(LF);
+                        redraw = false;
+                        shown = 0;
+                        start = i + 1;
+                    } else if (buf[i] == '\r') {
+                        line.write(buf, start, i - start);
+                        if (i + 1 < n && buf[i + 1] == '\n') {
+                            // a line ended the Windows way, not a redraw
+                            emit(CRLF);
+                            redraw = false;
+                            ++i;
+                        } else if (line.size() > shown) {
+                            emit(CR);
+                            redraw = true;
+                        } else {
+                            // written whole already, or empty
+                            line.reset();
+                            redraw = true;
+                        }
+                        shown = 0;
                         start = i + 1;
                     } else if (line.size() + (i + 1 - start) >= MAX_LINE_BYTES) {
                         line.write(buf, start, i + 1 - start);
-                        emit();
+                        emit(LF);
+                        shown = 0;
                         start = i + 1;
                     }
                 }
                 line.write(buf, start, n - start);
+                if (redraw && line.size() > shown) {
+                    // the redraw so far, kept, as more of it may follow
+                    write(CR);
+                    shown = line.size();
+                }
             }
         } catch (IOException e) {
             // the stream is closed once the worker is gone and stopped: keep what was read
         } finally {
             if (line.size() > 0) {
-                emit();
+                emit(LF);
             }
             try {
                 in.close();
@@ -87,13 +129,18 @@ final class OutputPrefixer implements Runnable {
         }
     }
 
-    private void emit() {
+    // The piece, ended by `end`; the next piece starts empty.
+    private void emit(byte[] end) {
+        write(end);
+        line.reset();
+    }
+
+    private void write(byte[] end) {
         synchronized (out) {
             out.write(prefix, 0, prefix.length);
             out.write(line.toByteArray(), 0, line.size());
-            out.write('\n');
+            out.write(end, 0, end.length);
             out.flush();
         }
-        line.reset();
     }
 }

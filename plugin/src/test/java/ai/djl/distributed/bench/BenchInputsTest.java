@@ -17,17 +17,25 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ai.djl.distributed.cli.Main;
 import ai.djl.distributed.store.tcp.TcpStoreServer;
+import ai.djl.distributed.testing.JavaProcess;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 /** The benchmarks' inputs are checked before any work, and their failures name the cause. */
 @Timeout(120)
@@ -131,6 +139,52 @@ class BenchInputsTest {
                 "bench collectives: rank 0 still running after 0.001 s: every rank stopped (exit"
                         + " status 124)",
                 captured.toString(StandardCharsets.UTF_8).strip());
+    }
+
+    /**
+     * {@code djl-dist bench collectives} stopped by SIGTERM stops its ranks before it exits: they
+     * ran on, orphaned, to the end of the benchmark (tens of seconds with the default ops and
+     * sizes), since a JVM stopped by a signal runs its shutdown hooks and no finally block.
+     */
+    @Test
+    @Timeout(180)
+    void collectivesStopsItsRanksWhenItIsStopped() throws Exception {
+        List<ProcessHandle> ranks = new ArrayList<>();
+        try (JavaProcess bench =
+                JavaProcess.startIsolated(
+                        Main.class, Map.of(), "bench", "collectives", "--world-size", "2")) {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (ranks.size() < 2) {
+                assertTrue(System.nanoTime() < deadline, "no 2 ranks in 60 s:\n" + bench.output());
+                assertTrue(bench.process().isAlive(), "bench exited:\n" + bench.output());
+                ranks.clear();
+                bench.process().children().forEach(ranks::add);
+                Thread.sleep(50);
+            }
+            bench.process().destroy(); // SIGTERM
+            // the hook's bound: 5 s of grace, then SIGKILL and 10 s at most
+            assertTrue(bench.process().waitFor(30, TimeUnit.SECONDS), "bench still running");
+            // the ranks went before bench exited; a second for an exit to show in /proc
+            long gone = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+            while (ranks.stream().anyMatch(BenchInputsTest::running) && System.nanoTime() < gone) {
+                Thread.sleep(20);
+            }
+            assertTrue(
+                    ranks.stream().noneMatch(BenchInputsTest::running),
+                    "ranks outlived bench collectives: " + ranks);
+        } finally {
+            ranks.forEach(ProcessHandle::destroyForcibly);
+        }
+    }
+
+    // alive and no zombie (an orphan's exit may be collected late, or never, by pid 1)
+    private static boolean running(ProcessHandle h) {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(h.pid()), "stat"));
+            return h.isAlive() && stat.charAt(stat.lastIndexOf(')') + 2) != 'Z';
+        } catch (IOException e) {
+            return h.isAlive();
+        }
     }
 
     private static void assertMessage(String expected, ThrowingRunnable run) {

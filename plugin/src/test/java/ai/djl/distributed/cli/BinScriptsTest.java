@@ -149,6 +149,53 @@ class BinScriptsTest {
         assertFalse(Files.exists(mvnMarker), "mvn ran: " + run);
     }
 
+    /**
+     * bin/djl-dist's own JVM options come from DJL_DIST_CLI_JAVA_OPTS: DJL_DIST_JAVA_OPTS is
+     * djlrun's workers' (--jvm-opts), and replaces djl-dist's only while the other is unset, as it
+     * did before, with a note on standard error.
+     */
+    @Test
+    void djlDistTakesItsOwnJavaOptions() throws Exception {
+        Path root = tmp.resolve("djl");
+        layout(root, "plugin", "djl-distributed-plugin-1.0.jar");
+        copyScript(root, "djl-dist");
+        Path script = root.resolve("bin/djl-dist");
+        String java = tools.resolve("java").toString();
+
+        Run run =
+                run(
+                        script,
+                        Map.of(
+                                "JAVA", java,
+                                "DJL_DIST_CLI_JAVA_OPTS", "-Xmx1g -Dx=1",
+                                "DJL_DIST_JAVA_OPTS", "-Xmx8g"),
+                        "store-server");
+        assertEquals(0, run.exitCode(), run.toString());
+        assertEquals(List.of("-Xmx1g", "-Dx=1", "-cp"), javaArgs().subList(0, 3));
+        assertEquals("", run.err(), run.toString());
+
+        // as before: DJL_DIST_JAVA_OPTS alone replaces the options, and says so
+        run = run(script, Map.of("JAVA", java, "DJL_DIST_JAVA_OPTS", "-Xmx8g"), "store-server");
+        assertEquals(0, run.exitCode(), run.toString());
+        assertEquals(List.of("-Xmx8g", "-cp"), javaArgs().subList(0, 2));
+        assertTrue(run.err().contains("set DJL_DIST_CLI_JAVA_OPTS"), run.err());
+
+        // set but empty: the store server's defaults, whatever the workers' options
+        run =
+                run(
+                        script,
+                        Map.of(
+                                "JAVA", java,
+                                "DJL_DIST_CLI_JAVA_OPTS", "",
+                                "DJL_DIST_JAVA_OPTS", "-Xmx8g"),
+                        "store-server");
+        assertEquals(0, run.exitCode(), run.toString());
+        List<String> args = javaArgs();
+        assertEquals("-XX:TieredStopAtLevel=1", args.get(0), args.toString());
+        assertFalse(args.contains("-Xmx8g"), args.toString());
+        assertEquals("", run.err(), run.toString());
+    }
+
     /** A module's target: its jar and an empty lib/; and the fake java and mvn. */
     private void layout(Path root, String module, String jar) throws IOException {
         Path target = root.resolve(module).resolve("target");

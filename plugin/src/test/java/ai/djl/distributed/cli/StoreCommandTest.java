@@ -18,6 +18,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.djl.distributed.store.FileStore;
+import ai.djl.distributed.store.tcp.TcpStore;
 import ai.djl.distributed.store.tcp.TcpStoreServer;
 
 import org.junit.jupiter.api.Test;
@@ -63,12 +64,7 @@ class StoreCommandTest {
 
     @Test
     void timeoutsAreReadToTheNanosecond() throws Exception {
-        try (TcpStoreServer server =
-                TcpStoreServer.builder()
-                        .optHost("127.0.0.1")
-                        .optSecret(null)
-                        .optWarmUp(Duration.ZERO)
-                        .build()) {
+        try (TcpStoreServer server = server()) {
             int port = server.getPort();
             // positive, but no whole nanosecond: refused as bad usage, not failed after parsing
             assertEquals(2, store(port, "1e-12", List.of("num-keys")));
@@ -118,6 +114,96 @@ class StoreCommandTest {
                 }
             }
         }
+    }
+
+    /** A value that starts with '@' is stored as typed, not replaced by the file it names. */
+    @Test
+    void aValueStartingWithAtIsStoredAsTyped() throws Exception {
+        Path dir = Files.createTempDirectory("djl-store-command-");
+        Path file = dir.resolve("v");
+        Files.writeString(file, "replaced\n");
+        try (TcpStoreServer server = server()) {
+            String typed = "@" + file;
+            assertEquals(0, store(server.getPort(), "20", List.of("set", "k", typed)));
+            assertEquals(0, store(server.getPort(), "20", List.of("set", typed, "v")));
+            try (TcpStore client =
+                    TcpStore.builder()
+                            .setHost("127.0.0.1")
+                            .setPort(server.getPort())
+                            .optSecret(null)
+                            .optTls(null)
+                            .optTimeout(Duration.ofSeconds(20))
+                            .build()) {
+                assertEquals(typed, client.getString("k"));
+                assertEquals("v", client.getString(typed));
+            }
+        } finally {
+            Files.delete(file);
+            Files.delete(dir);
+        }
+    }
+
+    /** A host that does not resolve is told as such at once, naming it; not as a timeout. */
+    @Test
+    void anUnknownHostIsNamed() {
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        long start = System.nanoTime();
+        int code =
+                withErr(
+                        err,
+                        List.of(
+                                "store",
+                                "--tcp",
+                                "nosuchhost.invalid:29500",
+                                "--timeout",
+                                "60",
+                                "get",
+                                "k"));
+        String message = err.toString(StandardCharsets.UTF_8);
+        assertEquals(1, code, message);
+        assertTrue(
+                message.contains("--tcp: nosuchhost.invalid does not resolve (expected: "),
+                message);
+        assertTrue(System.nanoTime() - start < 30_000_000_000L, "waited out the timeout");
+
+        err.reset();
+        code =
+                withErr(
+                        err,
+                        List.of(
+                                "store-server",
+                                "--host",
+                                "nosuchhost.invalid",
+                                "--port",
+                                "0",
+                                "--warm-up-ms",
+                                "0"));
+        message = err.toString(StandardCharsets.UTF_8);
+        assertEquals(1, code, message);
+        assertTrue(
+                message.contains("--host: nosuchhost.invalid does not resolve (expected: "),
+                message);
+    }
+
+    /** Runs djl-dist with its standard error in {@code err}. */
+    private static int withErr(ByteArrayOutputStream err, List<String> line) {
+        PrintStream saved = System.err;
+        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+        try {
+            return Main.run(line);
+        } finally {
+            System.setErr(saved);
+        }
+    }
+
+    /** A server on a free port of 127.0.0.1, without a secret, TLS or warm-up. */
+    private static TcpStoreServer server() {
+        return TcpStoreServer.builder()
+                .optHost("127.0.0.1")
+                .optSecret(null)
+                .optTls(null)
+                .optWarmUp(Duration.ZERO)
+                .build();
     }
 
     /** Runs {@code store} with its standard output in {@code out}, emptied first. */

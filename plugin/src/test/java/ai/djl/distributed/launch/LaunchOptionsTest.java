@@ -215,8 +215,20 @@ class LaunchOptionsTest {
                 "--max-restarts: '-1' (expected: an integer, at least 0)",
                 fails("--max-restarts", "-1", "x.Main"));
         assertEquals(
-                "--rdzv-timeout: '0' (expected: a positive number of seconds)",
+                "--rdzv-timeout: '0' (expected: a positive number of seconds, at most 31536000 (a"
+                        + " year))",
                 fails("--rdzv-timeout", "0", "x.Main"));
+        // positive, beyond the limit: the message states the limit (365 * 24 * 3600 s)
+        assertEquals(
+                "--rdzv-timeout: '1e9' (expected: a positive number of seconds, at most 31536000"
+                        + " (a year))",
+                fails("--rdzv-timeout", "1e9", "x.Main"));
+        assertEquals(
+                "--term-timeout: '40000000' (expected: a positive number of seconds, at most"
+                        + " 31536000 (a year))",
+                fails("--term-timeout", "40000000", "x.Main"));
+        assertEquals(
+                Duration.ofDays(365), parse("--rdzv-timeout", "31536000", "x.Main").rdzvTimeout());
         assertEquals(
                 "--rdzv-endpoint: 'node0' (expected: HOST:PORT, e.g. node0:29400)",
                 fails("--rdzv-endpoint", "node0", "x.Main"));
@@ -237,7 +249,25 @@ class LaunchOptionsTest {
         assertTrue(
                 fails("--nnodes", "2", "--node-rank", "1", "--master-port", "0", "x.Main")
                         .startsWith("--master-port: 0 (expected: 1 to 65535 with --nnodes 2"));
-        assertTrue(fails("--standalone", "--nnodes", "2", "x.Main").startsWith("--standalone:"));
+        assertEquals(
+                "--standalone: runs one node, but --nnodes is 2 (expected: no --nnodes above 1 and"
+                        + " no --rdzv-endpoint)",
+                fails("--standalone", "--nnodes", "2", "x.Main"));
+        // a value of the environment is named as such
+        assertEquals(
+                "--standalone: runs one node, but $PET_NNODES is 2 (expected: no $PET_NNODES above"
+                        + " 1 and no --rdzv-endpoint)",
+                assertThrows(
+                                IllegalArgumentException.class,
+                                () ->
+                                        LaunchOptions.parse(
+                                                List.of("--standalone", "x.Main"),
+                                                Map.of("PET_NNODES", "2")))
+                        .getMessage());
+        assertEquals(
+                "--standalone: runs one node, but --rdzv-endpoint is h:1 (expected: no --nnodes"
+                        + " above 1 and no --rdzv-endpoint)",
+                fails("--standalone", "--rdzv-endpoint", "h:1", "x.Main"));
         // with a rendezvous endpoint, node ranks are given in joining order
         assertEquals(-1, parse("--nnodes", "2", "--rdzv-endpoint", "h:1", "x.Main").nodeRank());
     }

@@ -244,17 +244,43 @@ public final class BpeTokenizer implements Tokenizer {
             if (line == null || !line.startsWith("merges ")) {
                 throw new IOException(file + ": line 2: " + line + " (expected: merges N)");
             }
-            int n = Integer.parseInt(line.substring("merges ".length()).trim());
-            int[][] merges = new int[n][];
+            String count = line.substring("merges ".length()).trim();
+            int n;
+            try {
+                n = Integer.parseInt(count);
+            } catch (NumberFormatException e) {
+                n = -1;
+            }
+            if (n < 0) {
+                throw new IOException(
+                        file
+                                + ": line 2: merges "
+                                + count
+                                + " (expected: a count from 0 to "
+                                + Integer.MAX_VALUE
+                                + ")");
+            }
+            // The count is not trusted for an allocation: a corrupt one (2000000000) would take the
+            // heap before the file's end is found. The list grows as the merges are read.
+            List<int[]> merges = new ArrayList<>(Math.min(n, 1 << 16));
             for (int m = 0; m < n; m++) {
                 line = r.readLine();
-                String[] ab = line == null ? new String[0] : line.trim().split(" ");
+                if (line == null) {
+                    throw new IOException(
+                            file
+                                    + ": line 2: merges "
+                                    + n
+                                    + ", but the file ends after "
+                                    + m
+                                    + " (expected: one line per merge)");
+                }
+                String[] ab = line.trim().split(" ");
                 if (ab.length != 2) {
                     throw new IOException(file + ": merge " + m + ": " + line);
                 }
-                merges[m] = new int[] {Integer.parseInt(ab[0]), Integer.parseInt(ab[1])};
+                merges.add(new int[] {Integer.parseInt(ab[0]), Integer.parseInt(ab[1])});
             }
-            return new BpeTokenizer(merges);
+            return new BpeTokenizer(merges.toArray(new int[0][]));
         } catch (IllegalArgumentException e) {
             throw new IOException(file + ": " + e.getMessage(), e);
         }

@@ -83,4 +83,34 @@ class TokenizerTest {
         new ByteTokenizer().save(file);
         assertEquals(256, Tokenizers.load(file).vocabSize());
     }
+
+    /**
+     * A corrupt merges count is an IOException naming the file and the value: -1 was a
+     * NegativeArraySizeException, and 2000000000 an OutOfMemoryError (an array of that many).
+     */
+    @Test
+    void aCorruptMergesCountIsAnIoException(@TempDir Path dir) throws IOException {
+        String header = "djl-distributed-tokenizer bpe 1\n";
+        Path file = dir.resolve("tokenizer.txt");
+        for (String count : List.of("-1", "x", "99999999999")) {
+            Files.writeString(file, header + "merges " + count + "\n0 0\n");
+            IOException e = assertThrows(IOException.class, () -> Tokenizers.load(file), count);
+            assertEquals(
+                    file
+                            + ": line 2: merges "
+                            + count
+                            + " (expected: a count from 0 to 2147483647)",
+                    e.getMessage());
+        }
+        Files.writeString(file, header + "merges 2000000000\n97 98\n");
+        IOException e = assertThrows(IOException.class, () -> Tokenizers.load(file));
+        assertEquals(
+                file
+                        + ": line 2: merges 2000000000, but the file ends after 1 (expected: one"
+                        + " line per merge)",
+                e.getMessage());
+        // the count the file holds loads: 256 bytes and one merge
+        Files.writeString(file, header + "merges 1\n97 98\n");
+        assertEquals(257, Tokenizers.load(file).vocabSize());
+    }
 }
