@@ -65,42 +65,46 @@ final class OutputPrefixer implements Runnable {
         this.prefix = prefix.getBytes(StandardCharsets.UTF_8);
     }
 
+    // The piece being read follows a '\r': a redraw, written at the end of each read.
+    private boolean redraw;
+    // How many bytes of the piece were written already (as prefix + bytes + '\r').
+    private int shown;
+    // A '\r' ended the last read: the next byte tells whether it ends a line ("\r\n").
+    private boolean pendingCr;
+
     /** Copies until end of stream (or a read error, when the worker is gone), then returns. */
     @Override
     public void run() {
         byte[] buf = new byte[8192];
-        // the piece being read follows a '\r': a redraw, written at the end of each read
-        boolean redraw = false;
-        // how many bytes of the piece were written already (as prefix + bytes + '\r')
-        int shown = 0;
         try {
             int n;
             while ((n = in.read(buf)) >= 0) {
                 int start = 0;
-                for (int i = 0; i < n; ++i) {
+                if (pendingCr && n > 0) {
+                    pendingCr = false;
+                    if (buf[0] == '\n') {
+                        lineEnd(CRLF); // "\r\n" cut between two reads
+                        start = 1;
+                    } else {
+                        carriageReturn();
+                    }
+                }
+                for (int i = start; i < n; ++i) {
                     if (buf[i] == '\n') {
                         line.write(buf, start, i - start);
-                        emit(LF);
-                        redraw = false;
-                        shown = 0;
+                        lineEnd(LF);
                         start = i + 1;
                     } else if (buf[i] == '\r') {
                         line.write(buf, start, i - start);
-                        if (i + 1 < n && buf[i + 1] == '\n') {
-                            // a line ended the Windows way, not a redraw
-                            emit(CRLF);
-                            redraw = false;
-                            ++i;
-                        } else if (line.size() > shown) {
-                            emit(CR);
-                            redraw = true;
-                        } else {
-                            // written whole already, or empty
-                            line.reset();
-                            redraw = true;
-                        }
-                        shown = 0;
                         start = i + 1;
+                        if (i + 1 == n) {
+                            pendingCr = true; // decided by the next read
+                        } else if (buf[i + 1] == '\n') {
+                            lineEnd(CRLF); // a line ended the Windows way, not a redraw
+                            start = ++i + 1;
+                        } else {
+                            carriageReturn();
+                        }
                     } else if (line.size() + (i + 1 - start) >= MAX_LINE_BYTES) {
                         line.write(buf, start, i + 1 - start);
                         emit(LF);
@@ -109,7 +113,7 @@ final class OutputPrefixer implements Runnable {
                     }
                 }
                 line.write(buf, start, n - start);
-                if (redraw && line.size() > shown) {
+                if (redraw && !pendingCr && line.size() > shown) {
                     // the redraw so far, kept, as more of it may follow
                     write(CR);
                     shown = line.size();
@@ -119,7 +123,7 @@ final class OutputPrefixer implements Runnable {
             // the stream is closed once the worker is gone and stopped: keep what was read
         } finally {
             if (line.size() > 0) {
-                emit(LF);
+                emit(LF); // a last line (or a last '\r'-ended piece) gets a newline
             }
             try {
                 in.close();
@@ -127,6 +131,25 @@ final class OutputPrefixer implements Runnable {
                 // nothing more to read either way
             }
         }
+    }
+
+    // The line in hand ends: written, whole, with its end.
+    private void lineEnd(byte[] end) {
+        emit(end);
+        redraw = false;
+        shown = 0;
+    }
+
+    // A '\r' that ends a piece: the piece written with it unless written whole already (or
+    // empty); what follows is a redraw.
+    private void carriageReturn() {
+        if (line.size() > shown) {
+            emit(CR);
+        } else {
+            line.reset();
+        }
+        redraw = true;
+        shown = 0;
     }
 
     // The piece, ended by `end`; the next piece starts empty.

@@ -123,7 +123,17 @@ public final class FileStore implements Store {
      */
     public FileStore(Path path, int numWorkers, Duration timeout) {
         this(path, numWorkers, timeout, false);
-        locked(true, file -> addLocked(file, REFCOUNT_KEY, REFCOUNT_KEY, 1));
+        try {
+            locked(true, file -> addLocked(file, REFCOUNT_KEY, REFCOUNT_KEY, 1));
+        } catch (RuntimeException e) {
+            lock.lock(); // no other thread has this instance: uncontended
+            try {
+                releaseHeld(); // the descriptor the replay may have opened
+            } finally {
+                lock.unlock();
+            }
+            throw e;
+        }
     }
 
     private FileStore(Path path, int numWorkers, Duration timeout, boolean observer) {
@@ -506,15 +516,17 @@ public final class FileStore implements Store {
     /**
      * Records the identity of the file being replayed, and holds a descriptor of its own open on
      * it: a deleted file's inode number is free for the next file created, often at once, and would
-     * then look like the same file. If the path already names another file (replaced between the
-     * two opens), nothing is recorded, and the next replay tries again.
+     * then look like the same file.
      */
     private void hold(Object now) {
+        identity = now;
         PosixFile mine = PosixFile.open(toString(), path, false, false);
         if (mine != null && now.equals(mine.identity())) {
             held = mine;
-            identity = now;
         } else if (mine != null) {
+            // The path names another file already: this one was replaced under the lock just
+            // taken, and the next replay says so. Its inode is not held: a rare reuse of its
+            // number would hide that replacement, as before.
             mine.close();
         }
     }
@@ -524,7 +536,13 @@ public final class FileStore implements Store {
         if (held != null) {
             PosixFile h = held;
             held = null;
-            h.close();
+            try {
+                h.close();
+            } catch (StoreException e) {
+                // read-only, nothing was written through it, and Linux frees the descriptor
+                // whatever close(2) reports: a close must not fail (or skip deleting the file) on
+                // it
+            }
         }
     }
 

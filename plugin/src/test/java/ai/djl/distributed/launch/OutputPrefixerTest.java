@@ -164,6 +164,14 @@ class OutputPrefixerTest {
                 copy(pieces("\rab", "cd", "\r", "x\r\n", "y\r", "z"), "[p] "));
     }
 
+    @Test
+    void aLineEndCutBetweenItsTwoBytesIsStillALineEnd() {
+        // a block-buffered writer's pipe read can end between \r and \n: one line, not a redraw
+        // followed by an empty line, which another rank's line could land between
+        assertEquals(
+                "[p] abc\r\n[p] def\n[p] g\n", copy(pieces("abc\r", "\ndef\n", "g\r"), "[p] "));
+    }
+
     /** A redraw reaches the terminal before the worker writes its next newline. */
     @Test
     void aRedrawIsWrittenWithoutWaitingForANewline() throws Exception {

@@ -497,6 +497,24 @@ class FileStoreTest extends StoreContractTest {
         assertFalse(Files.exists(file), "the new job's only worker closed, so the file went");
     }
 
+    @Test
+    void aConstructorThatFailsKeepsNoDescriptorOpen() throws IOException {
+        Path file = dir.resolve("bad-refcount");
+        Files.write(file, records("refcount/", "many")); // no counter: the open's add fails
+        long before = openDescriptors();
+        for (int i = 0; i < 20; ++i) {
+            assertThrows(StoreException.class, () -> new FileStore(file, 2));
+        }
+        // other threads of this JVM may open a few meanwhile, never one per failed constructor
+        assertTrue(openDescriptors() - before < 10, "descriptors left: " + openDescriptors());
+    }
+
+    private static long openDescriptors() throws IOException {
+        try (Stream<Path> fds = Files.list(Path.of("/proc/self/fd"))) {
+            return fds.count();
+        }
+    }
+
     /** Reads PyTorch's records as this test lays them out: the last value of each key. */
     private static Map<String, String> readLog(byte[] log) {
         ByteBuffer in = ByteBuffer.wrap(log).order(ByteOrder.LITTLE_ENDIAN);

@@ -58,6 +58,7 @@ final class NcclCommunicator implements AutoCloseable {
     private Pointer comm; // guarded by lock; null once aborted or closed
     private volatile boolean aborting; // set when an abort is asked for, before ncclCommAbort
     private volatile boolean aborted; // set once ncclCommAbort of comm has returned
+    private volatile boolean finalized; // set once ncclCommFinalize and Destroy have succeeded
     private boolean freed; // guarded by lock: the stream, scratch and context are gone
     private final CudaEvents events;
 
@@ -496,6 +497,9 @@ final class NcclCommunicator implements AutoCloseable {
         // held up by a slow peer): the flag makes settle give up at its next poll, within a
         // millisecond, and a call not yet begun is refused by open(); every other call holding
         // the lock returns at once, the communicator being non-blocking.
+        if (finalized) {
+            return; // every collective completed: none may be failed by a flag set now
+        }
         aborting = true;
         lock.lock();
         try {
@@ -566,6 +570,7 @@ final class NcclCommunicator implements AutoCloseable {
                     try {
                         settle(nccl.ncclCommFinalize(comm), "ncclCommFinalize", deadline, timeout);
                         nccl.ncclCommDestroy(comm);
+                        finalized = true;
                     } catch (RuntimeException e) {
                         abortHeld();
                     }

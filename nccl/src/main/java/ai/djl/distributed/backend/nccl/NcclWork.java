@@ -292,7 +292,6 @@ final class NcclWork implements Work {
         } catch (RuntimeException e) {
             failure.addSuppressed(e);
         }
-        Thread.interrupted(); // cleared while waiting on (parking returns at once while set)
         try {
             int polls = 0;
             while (!poll()) {
@@ -302,6 +301,8 @@ final class NcclWork implements Work {
                                     description + " still runs after the abort; its arrays too"));
                     break;
                 }
+                // cleared on every turn, a second interrupt too: parking returns at once while set
+                Thread.interrupted();
                 polls = backOff(polls);
             }
         } finally {
