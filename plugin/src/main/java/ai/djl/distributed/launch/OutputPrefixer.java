@@ -65,91 +65,99 @@ final class OutputPrefixer implements Runnable {
         this.prefix = prefix.getBytes(StandardCharsets.UTF_8);
     }
 
-    // The piece being read follows a '\r': a redraw, written at the end of each read.
-    private boolean redraw;
-    // How many bytes of the piece were written already (as prefix + bytes + '\r').
-    private int shown;
-    // A '\r' ended the last read: the next byte tells whether it ends a line ("\r\n").
-    private boolean pendingCr;
-
     /** Copies until end of stream (or a read error, when the worker is gone), then returns. */
     @Override
     public void run() {
-        byte[] buf = new byte[8192];
-        try {
-            int n;
-            while ((n = in.read(buf)) >= 0) {
-                int start = 0;
-                if (pendingCr && n > 0) {
-                    pendingCr = false;
-                    if (buf[0] == '\n') {
-                        lineEnd(CRLF); // "\r\n" cut between two reads
-                        start = 1;
-                    } else {
-                        carriageReturn();
-                    }
-                }
-                for (int i = start; i < n; ++i) {
-                    if (buf[i] == '\n') {
-                        line.write(buf, start, i - start);
-                        lineEnd(LF);
-                        start = i + 1;
-                    } else if (buf[i] == '\r') {
-                        line.write(buf, start, i - start);
-                        start = i + 1;
-                        if (i + 1 == n) {
-                            pendingCr = true; // decided by the next read
-                        } else if (buf[i + 1] == '\n') {
-                            lineEnd(CRLF); // a line ended the Windows way, not a redraw
-                            start = ++i + 1;
+        new Copy().run();
+    }
+
+    /** One copy's state, on the thread that runs it alone. */
+    private final class Copy {
+
+        // The piece being read follows a '\r': a redraw, written at the end of each read.
+        private boolean redraw;
+        // How many bytes of the piece were written already (as prefix + bytes + '\r').
+        private int shown;
+        // A '\r' ended the last read: the next byte tells whether it ends a line ("\r\n").
+        private boolean pendingCr;
+
+        void run() {
+            byte[] buf = new byte[8192];
+            try {
+                int n;
+                while ((n = in.read(buf)) >= 0) {
+                    int start = 0;
+                    if (pendingCr && n > 0) {
+                        pendingCr = false;
+                        if (buf[0] == '\n') {
+                            lineEnd(CRLF); // "\r\n" cut between two reads
+                            start = 1;
                         } else {
                             carriageReturn();
                         }
-                    } else if (line.size() + (i + 1 - start) >= MAX_LINE_BYTES) {
-                        line.write(buf, start, i + 1 - start);
-                        emit(LF);
-                        shown = 0;
-                        start = i + 1;
+                    }
+                    for (int i = start; i < n; ++i) {
+                        if (buf[i] == '\n') {
+                            line.write(buf, start, i - start);
+                            lineEnd(LF);
+                            start = i + 1;
+                        } else if (buf[i] == '\r') {
+                            line.write(buf, start, i - start);
+                            start = i + 1;
+                            if (i + 1 == n) {
+                                pendingCr = true; // decided by the next read
+                            } else if (buf[i + 1] == '\n') {
+                                lineEnd(CRLF); // a line ended the Windows way, not a redraw
+                                start = ++i + 1;
+                            } else {
+                                carriageReturn();
+                            }
+                        } else if (line.size() + (i + 1 - start) >= MAX_LINE_BYTES) {
+                            line.write(buf, start, i + 1 - start);
+                            emit(LF);
+                            shown = 0;
+                            start = i + 1;
+                        }
+                    }
+                    line.write(buf, start, n - start);
+                    if (redraw && !pendingCr && line.size() > shown) {
+                        // the redraw so far, kept, as more of it may follow
+                        write(CR);
+                        shown = line.size();
                     }
                 }
-                line.write(buf, start, n - start);
-                if (redraw && !pendingCr && line.size() > shown) {
-                    // the redraw so far, kept, as more of it may follow
-                    write(CR);
-                    shown = line.size();
+            } catch (IOException e) {
+                // the stream is closed once the worker is gone and stopped: keep what was read
+            } finally {
+                if (line.size() > 0) {
+                    emit(LF); // a last line (or a last '\r'-ended piece) gets a newline
+                }
+                try {
+                    in.close();
+                } catch (IOException e) {
+                    // nothing more to read either way
                 }
             }
-        } catch (IOException e) {
-            // the stream is closed once the worker is gone and stopped: keep what was read
-        } finally {
-            if (line.size() > 0) {
-                emit(LF); // a last line (or a last '\r'-ended piece) gets a newline
-            }
-            try {
-                in.close();
-            } catch (IOException e) {
-                // nothing more to read either way
-            }
         }
-    }
 
-    // The line in hand ends: written, whole, with its end.
-    private void lineEnd(byte[] end) {
-        emit(end);
-        redraw = false;
-        shown = 0;
-    }
-
-    // A '\r' that ends a piece: the piece written with it unless written whole already (or
-    // empty); what follows is a redraw.
-    private void carriageReturn() {
-        if (line.size() > shown) {
-            emit(CR);
-        } else {
-            line.reset();
+        // The line in hand ends: written, whole, with its end.
+        private void lineEnd(byte[] end) {
+            emit(end);
+            redraw = false;
+            shown = 0;
         }
-        redraw = true;
-        shown = 0;
+
+        // A '\r' that ends a piece: the piece written with it unless written whole already (or
+        // empty); what follows is a redraw.
+        private void carriageReturn() {
+            if (line.size() > shown) {
+                emit(CR);
+            } else {
+                line.reset();
+            }
+            redraw = true;
+            shown = 0;
+        }
     }
 
     // The piece, ended by `end`; the next piece starts empty.
