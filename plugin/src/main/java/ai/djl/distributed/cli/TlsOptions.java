@@ -80,25 +80,25 @@ final class TlsOptions {
         Source c = Source.of("--tls-cert", cert, StoreTls.CERT_ENV, env);
         Source k = Source.of("--tls-key", key, StoreTls.KEY_ENV, env);
         Source a = Source.of("--tls-ca", ca, StoreTls.CA_ENV, env);
-        if (c.file == null && k.file == null && a.file == null) {
+        if (c.file() == null && k.file() == null && a.file() == null) {
             return null;
         }
-        if (c.file == null && k.file != null) {
+        if (c.file() == null && k.file() != null) {
             throw new ParameterException(cmd, missing(k, "certificate chain", c));
         }
-        if (k.file == null && c.file != null) {
+        if (k.file() == null && c.file() != null) {
             throw new ParameterException(cmd, missing(c, "private key", k));
         }
         try {
             return StoreTls.builder()
-                    .optCertificate(c.file, k.file)
-                    .optTrustedCertificates(a.file)
+                    .optCertificate(c.file(), k.file())
+                    .optTrustedCertificates(a.file())
                     .build();
         } catch (IllegalArgumentException e) {
             List<String> from = new ArrayList<>();
             for (Source s : List.of(c, k, a)) {
-                if (s.file != null) {
-                    from.add(s.name + "=" + s.file);
+                if (s.file() != null) {
+                    from.add(s.name() + "=" + s.file());
                 }
             }
             throw new IllegalArgumentException(
@@ -107,32 +107,21 @@ final class TlsOptions {
     }
 
     private static String missing(Source given, String what, Source absent) {
-        return given.name
+        return given.name()
                 + ": "
-                + given.file
+                + given.file()
                 + " without its "
                 + what
                 + " (expected: "
-                + absent.option
+                + absent.option()
                 + " or $"
-                + absent.variable
+                + absent.variable()
                 + " too)";
     }
 
     /** Where one file came from: the option, else its variable, else nowhere. */
-    private static final class Source {
-
-        final String option;
-        final String variable;
-        final String name; // the option's or the variable's, whichever gave the file
-        final Path file;
-
-        private Source(String option, String variable, String name, Path file) {
-            this.option = option;
-            this.variable = variable;
-            this.name = name;
-            this.file = file;
-        }
+    private record Source(String option, String variable, String name, Path file) {
+        // name: the option's or the variable's, whichever gave the file
 
         static Source of(String option, Path given, String variable, Map<String, String> env) {
             if (given != null) {
